@@ -1,0 +1,75 @@
+#pragma once
+/// @file
+/// @brief Threads of the CPU backend: how many, and the parallel loop.
+
+#include <algorithm>
+#include <cstdint>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#include <dimtensor/config.hpp>
+
+#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
+extern "C" void openblas_set_num_threads(int);
+#endif
+
+namespace dimtensor {
+
+namespace backends::cpu {
+/// Below this many elements of work, loops run on one thread.
+inline constexpr index_t parallel_grain = 32768;
+
+inline int& thread_setting() {
+  static int n = 0;  // 0: the OpenMP default
+  return n;
+}
+
+/// Runs fn(begin, end) over [0, n) in contiguous chunks, one per thread,
+/// when the work (n * cost elements) is large enough to pay for threads.
+template <class Fn>
+void parallel_for(index_t n, index_t cost, Fn&& fn) {
+#if defined(_OPENMP)
+  if (n > 1 && n * cost >= parallel_grain && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+#pragma omp parallel
+    {
+      index_t const threads = omp_get_num_threads();
+      index_t const t = omp_get_thread_num();
+      index_t const chunk = (n + threads - 1) / threads;
+      index_t const begin = std::min(n, t * chunk);
+      index_t const end = std::min(n, begin + chunk);
+      if (begin < end) fn(begin, end);
+    }
+    return;
+  }
+#else
+  (void)cost;
+#endif
+  if (n > 0) fn(index_t{0}, n);
+}
+}  // namespace backends::cpu
+
+/// @brief Sets the number of threads the CPU backend uses (OpenMP and the
+/// BLAS); 0 restores the default.
+inline void set_num_threads(int n) {
+  backends::cpu::thread_setting() = n < 0 ? 0 : n;
+#if defined(_OPENMP)
+  static int const default_threads = omp_get_max_threads();
+  omp_set_num_threads(n > 0 ? n : default_threads);
+#endif
+#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
+  if (n > 0) openblas_set_num_threads(n);
+#endif
+}
+
+/// The number of threads the CPU backend uses now.
+inline int get_num_threads() {
+#if defined(_OPENMP)
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+}  // namespace dimtensor

@@ -1,0 +1,130 @@
+#pragma once
+/// @file
+/// @brief Compile-time diagnostics.
+///
+/// A failed check instantiates a class template whose *name* is the
+/// diagnosis and whose arguments are the dims involved, e.g.
+/// `diagnostic::not_a_dimension_of<call::softmax, Hidden, dims<Batch, Queries, KVPairs>>`;
+/// its static_assert carries a sentence.  The failing call then returns
+/// `ill_formed`, which every operation accepts silently, so one mistake
+/// gives one error instead of a cascade (Hana's `dispatch_if` idea).
+
+#include <cstddef>
+
+#include <dimtensor/config.hpp>
+#include <dimtensor/core/dims.hpp>
+
+namespace dimtensor {
+
+/// @brief What a call whose compile-time check failed returns; operations
+/// given one return one and report nothing more.
+struct ill_formed {};
+
+/// Whether T is `ill_formed`.
+template <class T>
+inline constexpr bool is_ill_formed_v = std::is_same_v<std::remove_cvref_t<T>, ill_formed>;
+
+/// Whether any of Ts is `ill_formed`.
+template <class... Ts>
+inline constexpr bool any_ill_formed_v = (is_ill_formed_v<Ts> || ...);
+
+/// Tags naming the public calls in diagnostics (`call::bmm`, `call::softmax`, …).
+namespace call {
+struct plus {};
+struct minus {};
+struct multiplies {};
+struct divides {};
+struct elementwise {};
+struct compare {};
+struct where {};
+struct unsqueeze {};
+struct squeeze {};
+struct transpose {};
+struct permute {};
+struct rename {};
+struct split {};
+struct merge {};
+struct repeat_interleave {};
+struct concat {};
+struct slice {};
+struct index_select {};
+struct sum {};
+struct mean {};
+struct max {};
+struct min {};
+struct argmax {};
+struct softmax {};
+struct log_softmax {};
+struct sequence_mask {};
+struct masked_softmax {};
+struct bmm {};
+struct contract {};
+struct tensor {};
+struct factory {};
+struct element_access {};
+}  // namespace call
+
+/// The diagnoses.  Each is instantiated only when its check fails.
+namespace diagnostic {
+
+template <class...>
+inline constexpr bool always_false = false;
+
+/// A position in a shape, counted from 0 at the left.
+template <std::size_t I>
+struct at_position {};
+/// The dim the left operand has.
+template <class D>
+struct left_has {};
+/// The dim the right operand has.
+template <class D>
+struct right_has {};
+/// Two static extents.
+template <index_t A, index_t B>
+struct extents {};
+
+template <class Call, class Dim, class Dims>
+struct not_a_dimension_of {
+  static_assert(always_false<Call, Dim, Dims>,
+                "dimtensor: the named dimension is not a dimension of the tensor "
+                "(see not_a_dimension_of<call, dimension, dims of the tensor> above)");
+};
+
+template <class Call, class Dim, class Dims>
+struct already_a_dimension_of {
+  static_assert(always_false<Call, Dim, Dims>,
+                "dimtensor: the new dimension is already a dimension of the tensor, and a "
+                "dim may appear only once (see already_a_dimension_of<call, dimension, dims> above)");
+};
+
+template <class Dim, class Dims>
+struct duplicate_dimension {
+  static_assert(always_false<Dim, Dims>,
+                "dimtensor: duplicate dimension in a shape; each dim may appear only once "
+                "(see duplicate_dimension<dimension, dims> above)");
+};
+
+template <class Call, class Dim, class Extents>
+struct extent_mismatch {
+  static_assert(always_false<Call, Dim, Extents>,
+                "dimtensor: static extents disagree for a dimension "
+                "(see extent_mismatch<call, dimension, extents<left, right>> above)");
+};
+
+template <class Call, class Position, class Left, class Right>
+struct operands_disagree {
+  static_assert(always_false<Call, Position, Left, Right>,
+                "dimtensor: the operands' dims, aligned from the right, must be the same "
+                "dimension at every position (see operands_disagree<call, at_position<i>, "
+                "left_has<dim>, right_has<dim>> above); use unsqueeze/transpose/rename to align them");
+};
+
+template <class Call, class Left, class Right>
+struct element_types_differ {
+  static_assert(always_false<Call, Left, Right>,
+                "dimtensor: the operands have different element types; convert one explicitly "
+                "with dimtensor::cast<T>(x) (see element_types_differ<call, left, right> above)");
+};
+
+}  // namespace diagnostic
+}  // namespace dimtensor

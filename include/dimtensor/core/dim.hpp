@@ -1,0 +1,95 @@
+#pragma once
+/// @file
+/// @brief Dimension tags, static extents and dimension specs.
+///
+/// A *dimension tag* is a type declared with `DIMTENSOR_DIM(Name)`.  A
+/// *dimension spec* is what a tensor type lists: either a tag (dynamic extent)
+/// or `Name::fixed<N>` (static extent N).  Everything else asks a spec two
+/// questions, through one API: which tag (`dim_of`) and which static extent
+/// (`static_extent_v`, or `dynamic_extent`).
+
+#include <concepts>
+#include <string_view>
+#include <type_traits>
+
+#include <dimtensor/config.hpp>
+
+namespace dimtensor {
+
+/// The value of `static_extent_v` for a spec whose extent is known only at run time.
+inline constexpr index_t dynamic_extent = -1;
+
+template <class D, index_t N>
+struct fixed;
+
+/// @brief Base of every dimension tag (CRTP); use `DIMTENSOR_DIM` to declare one.
+///
+/// A value of a tag is a named extent (`zeros<float>(Batch(2))`) or a named
+/// index (`x(Batch(1), Queries(0))`).
+template <class Derived>
+struct dim {
+  /// The extent or index this value names.
+  index_t value = 0;
+
+  constexpr dim() = default;
+  /// Names the extent or index @p n.
+  constexpr explicit dim(index_t n) : value(n) {}
+
+  /// The same dimension with the static extent @p N: `Hidden::fixed<8>`.
+  template <index_t N>
+  using fixed = ::dimtensor::fixed<Derived, N>;
+};
+
+/// A type declared by `DIMTENSOR_DIM`.
+template <class D>
+concept DimTag = std::derived_from<D, dim<D>> && requires {
+  { D::dim_name } -> std::convertible_to<std::string_view>;
+};
+
+/// @brief The dimension @p D with the static extent @p N.
+///
+/// Spelled `D::fixed<N>` in user code.  A value of it is a named static
+/// extent for the factories: `zeros<float>(Batch(2), Hidden::fixed<8>{})`.
+template <class D, index_t N>
+struct fixed {
+  static_assert(N >= 0, "dimtensor: a static extent must not be negative");
+  /// The dimension tag.
+  using dim_type = D;
+  /// The extent.
+  static constexpr index_t value = N;
+};
+
+namespace detail {
+template <class S>
+struct spec_traits {
+  using dim_type = S;
+  static constexpr index_t extent = dynamic_extent;
+};
+template <class D, index_t N>
+struct spec_traits<fixed<D, N>> {
+  using dim_type = D;
+  static constexpr index_t extent = N;
+};
+}  // namespace detail
+
+/// The dimension tag of a spec: `dim_of<Hidden::fixed<8>>` is `Hidden`.
+template <class S>
+using dim_of = typename detail::spec_traits<S>::dim_type;
+
+/// The static extent of a spec, or `dynamic_extent`.
+template <class S>
+inline constexpr index_t static_extent_v = detail::spec_traits<S>::extent;
+
+/// Whether a spec's extent is known at compile time.
+template <class S>
+inline constexpr bool is_static_v = static_extent_v<S> != dynamic_extent;
+
+/// A dimension spec: a tag or `fixed<Tag, N>`.
+template <class S>
+concept DimSpec = DimTag<dim_of<S>>;
+
+/// The printable name of a dimension tag.
+template <class D>
+inline constexpr std::string_view dim_name_v = D::dim_name;
+
+}  // namespace dimtensor

@@ -1,0 +1,102 @@
+#pragma once
+/// @file
+/// @brief Run-time shape helpers: extents, row-major strides, names and the
+/// text that shape errors print.
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <dimtensor/core/dims.hpp>
+#include <dimtensor/core/error.hpp>
+
+namespace dimtensor::detail {
+
+/// The names of the dims in L, in order.
+template <class L>
+struct names_of;
+template <class... S>
+struct names_of<dims<S...>> {
+  static constexpr std::array<std::string_view, sizeof...(S)> value{dim_name_v<dim_of<S>>...};
+};
+
+/// The static extents of L (dynamic_extent where unknown).
+template <class L>
+struct static_extents_of;
+template <class... S>
+struct static_extents_of<dims<S...>> {
+  static constexpr std::array<index_t, sizeof...(S)> value{static_extent_v<S>...};
+};
+
+/// Row-major strides of @p ext.
+template <std::size_t R>
+constexpr std::array<index_t, R> row_major_strides(std::array<index_t, R> const& ext) {
+  std::array<index_t, R> s{};
+  index_t acc = 1;
+  for (std::size_t k = R; k-- > 0;) {
+    s[k] = acc;
+    acc *= ext[k];
+  }
+  return s;
+}
+
+/// Product of the extents.
+template <std::size_t R>
+constexpr index_t element_count(std::array<index_t, R> const& ext) {
+  index_t n = 1;
+  for (auto e : ext) n *= e;
+  return n;
+}
+
+/// Whether a layout is row-major contiguous (dims of extent 1 may have any stride).
+template <std::size_t R>
+constexpr bool is_row_major(std::array<index_t, R> const& ext, std::array<index_t, R> const& str) {
+  index_t expected = 1;
+  for (std::size_t k = R; k-- > 0;) {
+    if (ext[k] != 1 && str[k] != expected) return false;
+    expected *= ext[k];
+  }
+  return true;
+}
+
+/// "[Batch=2, Queries=4]"
+template <class L, std::size_t R>
+std::string shape_string(std::array<index_t, R> const& ext) {
+  static_assert(rank_v<L> == R);
+  std::string s = "[";
+  for (std::size_t i = 0; i < R; ++i) {
+    if (i) s += ", ";
+    s += names_of<L>::value[i];
+    s += '=';
+    s += std::to_string(ext[i]);
+  }
+  return s + "]";
+}
+
+/// Throws shape_error: "<op>: extent mismatch for dimension <dim>: <a> vs <b>".
+[[noreturn]] inline void throw_extent_mismatch(std::string_view op, std::string_view dim, index_t a, index_t b,
+                                               std::string_view what_a = "left", std::string_view what_b = "right") {
+  throw shape_error(std::string(op) + ": extent mismatch for dimension " + std::string(dim) + ": " +
+                    std::to_string(a) + " (" + std::string(what_a) + ") vs " + std::to_string(b) + " (" +
+                    std::string(what_b) + ")");
+}
+
+/// Checks run-time extents against L's static extents.
+template <class L, std::size_t R>
+void check_static_extents(std::string_view op, std::array<index_t, R> const& ext) {
+  for (std::size_t i = 0; i < R; ++i) {
+    index_t const want = static_extents_of<L>::value[i];
+    if (ext[i] < 0) {
+      throw value_error(std::string(op) + ": negative extent " + std::to_string(ext[i]) + " for dimension " +
+                        std::string(names_of<L>::value[i]));
+    }
+    if (want != dynamic_extent && want != ext[i]) {
+      throw_extent_mismatch(op, names_of<L>::value[i], ext[i], want, "given", "static");
+    }
+  }
+}
+
+}  // namespace dimtensor::detail

@@ -1,0 +1,409 @@
+#pragma once
+/// @file
+/// @brief `basic_tensor<Backend, T, Specs...>` and its CPU alias `tensor<T, Specs...>`.
+
+#include <array>
+#include <cstddef>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <boost/mp11/algorithm.hpp>
+#include <boost/mp11/bind.hpp>
+
+#include <dimtensor/backends/cpu/assign.hpp>
+#include <dimtensor/backends/cpu/storage.hpp>
+#include <dimtensor/core/broadcast.hpp>
+#include <dimtensor/core/concepts.hpp>
+#include <dimtensor/core/diagnostic.hpp>
+#include <dimtensor/core/dim.hpp>
+#include <dimtensor/core/dims.hpp>
+#include <dimtensor/core/error.hpp>
+#include <dimtensor/core/evaluator.hpp>
+#include <dimtensor/core/shape.hpp>
+
+namespace dimtensor {
+
+template <class Backend, class T, class... Specs>
+class basic_tensor;
+
+/// @brief A tensor on the CPU backend: `tensor<float, Batch, Queries, Hidden::fixed<8>>`.
+template <class T, class... Specs>
+using tensor = basic_tensor<cpu, T, Specs...>;
+
+namespace detail {
+
+template <class T, std::size_t R>
+struct nested_list {
+  using type = std::initializer_list<typename nested_list<T, R - 1>::type>;
+};
+template <class T>
+struct nested_list<T, 0> {
+  using type = T;
+};
+
+template <std::size_t R, class List>
+void nested_extents(List const& list, std::array<index_t, R>& ext, std::size_t level) {
+  ext[level] = static_cast<index_t>(list.size());
+  if constexpr (!std::is_arithmetic_v<typename List::value_type>) {
+    if (list.size() > 0) nested_extents<R>(*list.begin(), ext, level + 1);
+  }
+}
+
+template <class T, std::size_t R, class List>
+void nested_copy(List const& list, std::array<index_t, R> const& ext, std::size_t level, T*& out) {
+  if (static_cast<index_t>(list.size()) != ext[level]) {
+    throw shape_error("tensor: ragged initializer list: level " + std::to_string(level) + " has " +
+                      std::to_string(list.size()) + " elements where " + std::to_string(ext[level]) +
+                      " were expected");
+  }
+  if constexpr (std::is_arithmetic_v<typename List::value_type>) {
+    for (auto const& v : list) *out++ = static_cast<T>(v);
+  } else {
+    for (auto const& sub : list) nested_copy<T, R>(sub, ext, level + 1, out);
+  }
+}
+
+/// The extent a named-extent argument gives (D(n) or D::fixed<N>{}).
+template <class A>
+constexpr index_t named_extent(A const& a) {
+  if constexpr (is_static_v<A>) {
+    return static_extent_v<A>;
+  } else {
+    return a.value;
+  }
+}
+
+/// Checks that a dims list has no duplicate; instantiates the diagnostic when it has.
+template <class L>
+constexpr bool check_unique() {
+  if constexpr (!is_unique_v<L>) {
+    (void)diagnostic::duplicate_dimension<first_duplicate<L>, L>{};
+    return false;
+  } else {
+    return true;
+  }
+}
+
+struct uninitialized_t {};
+
+}  // namespace detail
+
+/// Tag asking a constructor not to initialize the elements.
+inline constexpr detail::uninitialized_t uninitialized{};
+
+/// @brief A tensor whose dims are part of its type.
+///
+/// A tensor is a handle: copies share the elements (as PyTorch tensors do);
+/// `clone()` copies them.  Views (`transpose`, `unsqueeze`, `slice`, …) share
+/// the storage and carry their own strides.
+///
+/// @tparam Backend `cpu` (or the Thrust backend).
+/// @tparam T       float, double, std::int32_t, std::int64_t or bool.
+/// @tparam Specs   the dims, outermost first: tags (`Batch`) or static
+///                 extents (`Hidden::fixed<8>`); each dim at most once.
+template <class Backend, class T, class... Specs>
+class basic_tensor {
+  static_assert(Element<T>, "dimtensor: tensor element type must be float, double, std::int32_t, std::int64_t or bool");
+  static_assert((DimSpec<Specs> && ...),
+                "dimtensor: every dim of a tensor must be a tag declared with DIMTENSOR_DIM or Tag::fixed<N>");
+  static_assert(detail::check_unique<dims<Specs...>>(), "dimtensor: duplicate dimension in a tensor type");
+
+ public:
+  /// Element type.
+  using value_type = T;
+  /// Backend tag.
+  using backend = Backend;
+  /// The dims, as `dims<Specs...>`.
+  using specs = dims<Specs...>;
+  /// Number of dims.
+  static constexpr std::size_t rank = sizeof...(Specs);
+  /// Run-time extents or strides, outermost first.
+  using extents_type = std::array<index_t, rank>;
+  /// The backend's storage.
+  using storage_type = typename Backend::template storage<T>;
+  /// Marks the expression concept.
+  static constexpr bool is_expression = true;
+
+  /// An empty tensor: dynamic extents 0, static extents as declared, no elements.
+  basic_tensor() : extents_(static_default()), strides_(detail::row_major_strides(extents_)) {
+    if (size() > 0) allocate();
+    fill_value(T{});
+  }
+
+  /// A zero-filled tensor of the named extents, in the order of the dims:
+  /// `tensor<float, Batch, Queries>(Batch(2), Queries(4))`.
+  template <class... Named>
+    requires(sizeof...(Named) == rank && sizeof...(Named) > 0 &&
+             (std::is_same_v<dim_of<std::remove_cvref_t<Named>>, dim_of<Specs>> && ...))
+  explicit basic_tensor(Named const&... named) : basic_tensor(uninitialized, extents_type{detail::named_extent(named)...}) {
+    fill_value(T{});
+  }
+
+  /// A tensor of extents @p ext with uninitialized elements.
+  basic_tensor(detail::uninitialized_t, extents_type const& ext) : extents_(ext), strides_(detail::row_major_strides(ext)) {
+    detail::check_static_extents<specs>("tensor", ext);
+    allocate();
+  }
+
+  /// A tensor of extents @p ext, zero-filled.
+  explicit basic_tensor(extents_type const& ext) : basic_tensor(uninitialized, ext) { fill_value(T{}); }
+
+  /// From nested braces, outermost dim first: `tensor<int, Batch, Queries>{{1, 3}, {2, 4}}`.
+  basic_tensor(typename detail::nested_list<T, rank>::type init)
+    requires(rank > 0)
+  {
+    extents_type ext{};
+    detail::nested_extents<rank>(init, ext, 0);
+    *this = basic_tensor(uninitialized, ext);
+    T* out = data_;
+    detail::nested_copy<T, rank>(init, extents_, 0, out);
+  }
+
+  /// A view over existing storage (used by the structural ops).
+  basic_tensor(std::shared_ptr<storage_type> storage, T* data, extents_type const& ext, extents_type const& str)
+      : storage_(std::move(storage)), data_(data), extents_(ext), strides_(str) {}
+
+  /// Evaluates an expression of the same dims (static extents are checked).
+  template <Expression E>
+    requires(!std::is_same_v<E, basic_tensor>)
+  basic_tensor(E const& e) {  // NOLINT: implicit, like assigning a result
+    if constexpr (check_convertible<E>()) {
+      extents_type const ext = e.extents();
+      *this = basic_tensor(uninitialized, ext);
+      write(e);
+    }
+  }
+
+  /// Absorbs the result of a call whose compile-time check failed.
+  basic_tensor(ill_formed) {}  // NOLINT
+
+  /// Run-time extents, outermost first.
+  extents_type const& extents() const noexcept { return extents_; }
+  /// Strides in elements.
+  extents_type const& strides() const noexcept { return strides_; }
+  /// Number of elements.
+  index_t size() const noexcept { return detail::element_count(extents_); }
+  /// Whether the elements are row-major and contiguous.
+  bool is_contiguous() const noexcept { return detail::is_row_major(extents_, strides_); }
+
+  /// The extent of dim D: `std::integral_constant` when static, `index_t` when dynamic.
+  template <class D>
+  auto extent() const {
+    if constexpr (!detail::contains_v<D, specs>) {
+      (void)diagnostic::not_a_dimension_of<call::tensor, D, specs>{};
+      return index_t{0};
+    } else {
+      using S = detail::spec_for<D, specs>;
+      if constexpr (is_static_v<S>) {
+        return std::integral_constant<index_t, static_extent_v<S>>{};
+      } else {
+        return extents_[detail::index_of_v<D, specs>];
+      }
+    }
+  }
+  /// The extent of dim D, as a named extent `D(n)`.
+  template <class D>
+  D named_extent() const {
+    return D(static_cast<index_t>(extent<D>()));
+  }
+
+  /// First element (of the view).
+  T* data() const noexcept { return data_; }
+  /// The shared storage.
+  std::shared_ptr<storage_type> const& storage() const noexcept { return storage_; }
+
+  /// @brief Element access by named indices, in any order:
+  /// `x(Batch(1), Queries(0))`.  Out of range is a `value_error`.
+  template <class... Index>
+  T& operator()(Index const&... index) const {
+    using given = dims<Index...>;
+    static_assert(sizeof...(Index) == rank && detail::is_unique_v<given> && (detail::contains_v<Index, specs> && ...),
+                  "dimtensor: element access needs exactly one named index per dim of the tensor, e.g. "
+                  "x(Batch(1), Queries(0))");
+    std::array<index_t, rank> const given_values{index.value...};
+    index_t off = 0;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      ((off += checked_index<I>(given_values[detail::index_of_v<dim_of<Specs>, given>]) * strides_[I]), ...);
+    }(std::make_index_sequence<rank>{});
+    return data_[off];
+  }
+
+  /// The one element of a rank-0 tensor, or of a tensor of size 1.
+  T item() const {
+    if (size() != 1) {
+      throw shape_error("item: the tensor " + detail::shape_string<specs>(extents_) + " has " +
+                        std::to_string(size()) + " elements, not 1");
+    }
+    return *data_;
+  }
+
+  /// A contiguous copy with its own storage.
+  basic_tensor clone() const {
+    basic_tensor out(uninitialized, extents_);
+    out.write(*this);
+    return out;
+  }
+
+  /// Itself (tensors are already evaluated); lets generic code call eval().
+  basic_tensor const& eval() const noexcept { return *this; }
+
+  /// This tensor if contiguous, else a contiguous copy.
+  basic_tensor contiguous() const { return is_contiguous() ? *this : clone(); }
+
+  /// @brief Writes an expression into these elements (the extents must agree);
+  /// safe when the expression reads this tensor.
+  template <Expression E>
+  basic_tensor& assign(E const& e) {
+    if constexpr (check_convertible<E>()) {
+      extents_type const ext = e.extents();
+      for (std::size_t i = 0; i < rank; ++i) {
+        if (ext[i] != extents_[i]) {
+          detail::throw_extent_mismatch("assign", detail::names_of<specs>::value[i], extents_[i], ext[i], "target",
+                                        "value");
+        }
+      }
+      if (is_contiguous()) {
+        basic_tensor tmp(uninitialized, ext);  // the expression may read these elements
+        tmp.write(e);
+        backend_copy(Backend{}, data_, tmp.data_, size());
+      } else {
+        basic_tensor tmp(uninitialized, ext);
+        tmp.write(e);
+        write_strided(tmp);
+      }
+    }
+    return *this;
+  }
+
+  /// Sets every element to @p v.
+  basic_tensor& fill(T v) {
+    if (is_contiguous()) {
+      fill_value(v);
+    } else {
+      basic_tensor tmp(uninitialized, extents_);
+      tmp.fill_value(v);
+      write_strided(tmp);
+    }
+    return *this;
+  }
+
+  /// Binds this tensor, right-aligned, to an output of rank R.
+  template <std::size_t R>
+  detail::strided_evaluator<T, R> evaluator(std::array<index_t, R> const& out) const {
+    return detail::bind_strided<T, R, rank>(data_, extents_, strides_, out);
+  }
+
+ private:
+  template <class, class, class...>
+  friend class basic_tensor;
+
+  static extents_type static_default() {
+    extents_type e{};
+    for (std::size_t i = 0; i < rank; ++i) {
+      index_t const s = detail::static_extents_of<specs>::value[i];
+      e[i] = s == dynamic_extent ? 0 : s;
+    }
+    return e;
+  }
+
+  template <std::size_t I>
+  index_t checked_index(index_t i) const {
+    if (i < 0 || i >= extents_[I]) {
+      throw value_error("element access: index " + std::to_string(i) + " out of range for dimension " +
+                        std::string(detail::names_of<specs>::value[I]) + " of extent " + std::to_string(extents_[I]));
+    }
+    return i;
+  }
+
+  template <class E>
+  static constexpr bool check_convertible() {
+    using ES = typename E::specs;
+    if constexpr (!std::is_same_v<typename E::backend, Backend>) {
+      static_assert(diagnostic::always_false<E>, "dimtensor: the expression lives on another backend; move it explicitly");
+      return false;
+    } else if constexpr (!std::is_same_v<typename E::value_type, T>) {
+      (void)diagnostic::element_types_differ<call::tensor, T, typename E::value_type>{};
+      return false;
+    } else if constexpr (!detail::same_tags_v<ES, specs>) {
+      (void)diagnostic::operands_disagree<call::tensor, diagnostic::at_position<0>, diagnostic::left_has<specs>,
+                                          diagnostic::right_has<ES>>{};
+      return false;
+    } else if constexpr (!detail::broadcast<specs, ES>::ok) {
+      detail::diagnose_broadcast<call::tensor, specs, ES>();
+      return false;
+    } else {
+      return true;
+    }
+  }
+
+  void allocate() {
+    index_t const n = detail::element_count(extents_);
+    storage_ = std::make_shared<storage_type>(n);
+    data_ = storage_->data();
+  }
+
+  void fill_value(T v) {
+    if (data_ == nullptr) return;
+    index_t const n = size();
+    backends::cpu::parallel_for(n, 1, [&](index_t b, index_t e) {
+      for (index_t i = b; i < e; ++i) data_[i] = v;
+    });
+  }
+
+  // Evaluates e into this freshly allocated, contiguous tensor.
+  template <class E>
+  void write(E const& e) {
+    backend_assign(Backend{}, data_, extents_, e.template evaluator<rank>(extents_));
+  }
+
+  // Copies a contiguous tensor of the same extents into this strided view.
+  void write_strided(basic_tensor const& src) {
+    auto ev = detail::bind_strided<T, rank, rank>(src.data_, src.extents_, src.strides_, extents_);
+    index_t const n = size();
+    extents_type idx{};
+    for (index_t k = 0; k < n; ++k) {
+      index_t off = 0;
+      for (std::size_t d = 0; d < rank; ++d) off += idx[d] * strides_[d];
+      data_[off] = ev.at_flat(k);
+      for (std::size_t d = rank; d-- > 0;) {
+        if (++idx[d] < extents_[d]) break;
+        idx[d] = 0;
+      }
+    }
+  }
+
+  std::shared_ptr<storage_type> storage_;
+  T* data_ = nullptr;
+  extents_type extents_{};
+  extents_type strides_{};
+};
+
+/// Whether T is a basic_tensor.
+template <class T>
+inline constexpr bool is_tensor_v = false;
+template <class B, class T, class... S>
+inline constexpr bool is_tensor_v<basic_tensor<B, T, S...>> = true;
+
+/// The tensor type an expression evaluates to.
+template <class E>
+using tensor_for = boost::mp11::mp_apply<boost::mp11::mp_bind_front<basic_tensor, typename E::backend, typename E::value_type>::template fn,
+                                         typename E::specs>;
+
+/// @brief Evaluates an expression into a new tensor; a tensor is returned as is.
+template <Expression E>
+auto eval(E const& e) {
+  if constexpr (is_tensor_v<E>) {
+    return e;
+  } else {
+    return tensor_for<E>(e);
+  }
+}
+
+/// Absorbs an ill-formed expression.
+inline ill_formed eval(ill_formed) { return {}; }
+
+}  // namespace dimtensor

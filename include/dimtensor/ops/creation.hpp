@@ -1,0 +1,110 @@
+#pragma once
+/// @file
+/// @brief Factories: zeros, ones, full, arange, from a buffer or a range.
+/// Extents are named at the call site: `zeros<float>(Batch(2), Queries(4))`;
+/// `Hidden::fixed<8>{}` gives a static extent.
+
+#include <cmath>
+#include <cstddef>
+#include <iterator>
+#include <ranges>
+#include <string>
+#include <type_traits>
+
+#include <dimtensor/core/diagnostic.hpp>
+#include <dimtensor/core/dim.hpp>
+#include <dimtensor/core/error.hpp>
+#include <dimtensor/core/tensor.hpp>
+
+namespace dimtensor {
+
+namespace detail {
+/// The spec a named-extent argument stands for: `Batch(2)` → Batch, `Hidden::fixed<8>{}` → Hidden::fixed<8>.
+template <class A>
+using spec_of_arg = std::remove_cvref_t<A>;
+
+template <class A>
+concept NamedExtent = DimSpec<std::remove_cvref_t<A>>;
+
+template <class T, class... Named>
+using tensor_of_args = tensor<T, spec_of_arg<Named>...>;
+}  // namespace detail
+
+/// A tensor of the named extents filled with @p value.
+template <class T, detail::NamedExtent... Named>
+auto full(T value, Named const&... extents) {
+  detail::tensor_of_args<T, Named...> t(uninitialized, {detail::named_extent(extents)...});
+  t.fill(value);
+  return t;
+}
+
+/// A tensor of zeros: `zeros<float>(Batch(2), KVPairs(10))`.
+template <class T, detail::NamedExtent... Named>
+auto zeros(Named const&... extents) {
+  return full<T>(T(0), extents...);
+}
+
+/// A tensor of ones.
+template <class T, detail::NamedExtent... Named>
+auto ones(Named const&... extents) {
+  return full<T>(T(1), extents...);
+}
+
+/// A tensor with uninitialized elements (fill it before reading it).
+template <class T, detail::NamedExtent... Named>
+auto empty(Named const&... extents) {
+  return detail::tensor_of_args<T, Named...>(uninitialized, {detail::named_extent(extents)...});
+}
+
+/// 0, 1, …, n-1 along one dim: `arange<float>(KVPairs(10))`.
+template <class T, detail::NamedExtent Named>
+auto arange(Named const& extent) {
+  auto t = empty<T>(extent);
+  T* p = t.data();
+  for (index_t i = 0; i < t.size(); ++i) p[i] = static_cast<T>(i);
+  return t;
+}
+
+/// @brief start, start + step, … below stop (PyTorch's `arange(start, stop, step)`),
+/// along dim D: `arange<float, Points>(0, 5, 0.1)` has 50 elements.
+template <class T, class D>
+auto arange(double start, double stop, double step = 1.0) {
+  if (step == 0 || !std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step)) {
+    throw value_error("arange: start, stop and step must be finite and step non-zero");
+  }
+  double const count = std::ceil((stop - start) / step);
+  index_t const n = count > 0 ? static_cast<index_t>(count) : 0;
+  tensor<T, D> t(uninitialized, {n});
+  T* p = t.data();
+  for (index_t i = 0; i < n; ++i) p[i] = static_cast<T>(start + static_cast<double>(i) * step);
+  return t;
+}
+
+/// @brief A tensor copied from @p n contiguous elements at @p data, row-major,
+/// with the named extents; their product must be @p n (`value_error` otherwise).
+template <class T, detail::NamedExtent... Named>
+auto from_buffer(T const* data, index_t n, Named const&... extents) {
+  auto t = empty<T>(extents...);
+  if (t.size() != n) {
+    throw value_error("from_buffer: the extents " + detail::shape_string<typename decltype(t)::specs>(t.extents()) +
+                      " hold " + std::to_string(t.size()) + " elements but the buffer has " + std::to_string(n));
+  }
+  for (index_t i = 0; i < n; ++i) t.data()[i] = data[i];
+  return t;
+}
+
+/// A tensor copied from a sized range (a std::vector, an array…), row-major.
+template <class T, std::ranges::sized_range R, detail::NamedExtent... Named>
+auto from_range(R const& r, Named const&... extents) {
+  auto t = empty<T>(extents...);
+  auto const n = static_cast<index_t>(std::ranges::size(r));
+  if (t.size() != n) {
+    throw value_error("from_range: the extents " + detail::shape_string<typename decltype(t)::specs>(t.extents()) +
+                      " hold " + std::to_string(t.size()) + " elements but the range has " + std::to_string(n));
+  }
+  T* p = t.data();
+  for (auto const& v : r) *p++ = static_cast<T>(v);
+  return t;
+}
+
+}  // namespace dimtensor

@@ -1,0 +1,230 @@
+#pragma once
+/// @file
+/// @brief Lazy elementwise operations: arithmetic, math functions,
+/// comparisons, `where`, `cast`.
+///
+/// Each returns an expression node; nothing is computed until the node is
+/// assigned to a tensor or passed to `eval()`, and then in one fused pass.
+/// Operands broadcast by the rule of core/broadcast.hpp: aligned from the
+/// right, same dim at every position, static extent 1 broadcasts.
+
+#include <string_view>
+#include <type_traits>
+
+#include <dimtensor/core/concepts.hpp>
+#include <dimtensor/core/diagnostic.hpp>
+#include <dimtensor/core/expression.hpp>
+#include <dimtensor/core/math.hpp>
+
+namespace dimtensor {
+
+namespace detail {
+
+template <class A>
+concept Operand = Expression<expr_t<A>> || is_ill_formed_v<A>;
+
+template <class A, class B>
+concept BinaryOperands = (Operand<A> && (Operand<B> || Scalar<B>)) || (Scalar<A> && Operand<B>);
+
+template <class E, class S>
+constexpr bool scalar_fits() {
+  return !(std::is_integral_v<typename E::value_type> && std::is_floating_point_v<S>);
+}
+
+template <class Call, class Op, class A, class B>
+auto binary(std::string_view name, Op op, A const& a, B const& b) {
+  if constexpr (any_ill_formed_v<A, B>) {
+    return ill_formed{};
+  } else if constexpr (Scalar<A>) {
+    static_assert(scalar_fits<B, A>(),
+                  "dimtensor: a floating-point scalar with an integer tensor; cast the tensor first (cast<float>(x))");
+    return binary<Call>(name, op, as_operand<B>(a), b);
+  } else if constexpr (Scalar<B>) {
+    static_assert(scalar_fits<A, B>(),
+                  "dimtensor: a floating-point scalar with an integer tensor; cast the tensor first (cast<float>(x))");
+    return binary<Call>(name, op, a, as_operand<A>(b));
+  } else if constexpr (!check_binary<Call, A, B>()) {
+    return ill_formed{};
+  } else {
+    return map_expr<Op, A, B>(name, op, a, b);
+  }
+}
+
+template <class Op, class A>
+auto unary(std::string_view name, Op op, A const& a) {
+  if constexpr (is_ill_formed_v<A>) {
+    return ill_formed{};
+  } else {
+    return map_expr<Op, A>(name, op, a);
+  }
+}
+
+}  // namespace detail
+
+/// @name Arithmetic (lazy; tensors with tensors or scalars)
+/// @{
+
+/// Elementwise sum, broadcast by name.
+template <class A, class B>
+  requires detail::BinaryOperands<A, B>
+auto operator+(A const& a, B const& b) {
+  return detail::binary<call::plus>("operator+", fn::plus{}, a, b);
+}
+/// Elementwise difference, broadcast by name.
+template <class A, class B>
+  requires detail::BinaryOperands<A, B>
+auto operator-(A const& a, B const& b) {
+  return detail::binary<call::minus>("operator-", fn::minus{}, a, b);
+}
+/// Elementwise product, broadcast by name.
+template <class A, class B>
+  requires detail::BinaryOperands<A, B>
+auto operator*(A const& a, B const& b) {
+  return detail::binary<call::multiplies>("operator*", fn::multiplies{}, a, b);
+}
+/// Elementwise quotient, broadcast by name.
+template <class A, class B>
+  requires detail::BinaryOperands<A, B>
+auto operator/(A const& a, B const& b) {
+  return detail::binary<call::divides>("operator/", fn::divides{}, a, b);
+}
+/// Elementwise negation.
+template <detail::Operand A>
+auto operator-(A const& a) {
+  return detail::unary("operator-", fn::negate{}, a);
+}
+/// @}
+
+/// @name Elementwise functions (lazy)
+/// @{
+
+/// e^x.
+template <detail::Operand A>
+auto exp(A const& a) { return detail::unary("exp", fn::exp{}, a); }
+/// Natural logarithm.
+template <detail::Operand A>
+auto log(A const& a) { return detail::unary("log", fn::log{}, a); }
+/// Hyperbolic tangent.
+template <detail::Operand A>
+auto tanh(A const& a) { return detail::unary("tanh", fn::tanh{}, a); }
+/// Logistic sigmoid 1 / (1 + e^-x).
+template <detail::Operand A>
+auto sigmoid(A const& a) { return detail::unary("sigmoid", fn::sigmoid{}, a); }
+/// max(x, 0).
+template <detail::Operand A>
+auto relu(A const& a) { return detail::unary("relu", fn::relu{}, a); }
+/// Square root.
+template <detail::Operand A>
+auto sqrt(A const& a) { return detail::unary("sqrt", fn::sqrt{}, a); }
+/// Sine.
+template <detail::Operand A>
+auto sin(A const& a) { return detail::unary("sin", fn::sin{}, a); }
+/// Cosine.
+template <detail::Operand A>
+auto cos(A const& a) { return detail::unary("cos", fn::cos{}, a); }
+/// Absolute value.
+template <detail::Operand A>
+auto abs(A const& a) { return detail::unary("abs", fn::abs{}, a); }
+/// Negation (same as unary minus).
+template <detail::Operand A>
+auto neg(A const& a) { return detail::unary("neg", fn::negate{}, a); }
+/// x * x.
+template <detail::Operand A>
+auto square(A const& a) { return detail::unary("square", fn::square{}, a); }
+/// a^b, elementwise; either may be a scalar.
+template <class A, class B>
+  requires detail::BinaryOperands<A, B>
+auto pow(A const& a, B const& b) {
+  return detail::binary<call::elementwise>("pow", fn::pow{}, a, b);
+}
+/// Elementwise maximum.
+template <class A, class B>
+  requires detail::BinaryOperands<A, B>
+auto maximum(A const& a, B const& b) {
+  return detail::binary<call::elementwise>("maximum", fn::maximum{}, a, b);
+}
+/// Elementwise minimum.
+template <class A, class B>
+  requires detail::BinaryOperands<A, B>
+auto minimum(A const& a, B const& b) {
+  return detail::binary<call::elementwise>("minimum", fn::minimum{}, a, b);
+}
+/// Converts the elements to To (lazy).
+template <class To, detail::Operand A>
+auto cast(A const& a) {
+  return detail::unary("cast", fn::cast<To>{}, a);
+}
+/// @}
+
+/// @name Comparisons (lazy, bool results)
+/// `operator==` is not overloaded (it would not mean equality); see eq/ne
+/// and `equal`/`allclose` for whole-tensor tests.
+/// @{
+/// a == b, elementwise.
+template <class A, class B>
+  requires detail::BinaryOperands<A, B>
+auto eq(A const& a, B const& b) {
+  return detail::binary<call::compare>("eq", fn::equal_to{}, a, b);
+}
+/// a != b, elementwise.
+template <class A, class B>
+  requires detail::BinaryOperands<A, B>
+auto ne(A const& a, B const& b) {
+  return detail::binary<call::compare>("ne", fn::not_equal_to{}, a, b);
+}
+/// a < b, elementwise.
+template <class A, class B>
+  requires detail::BinaryOperands<A, B>
+auto operator<(A const& a, B const& b) {
+  return detail::binary<call::compare>("operator<", fn::less{}, a, b);
+}
+/// a <= b, elementwise.
+template <class A, class B>
+  requires detail::BinaryOperands<A, B>
+auto operator<=(A const& a, B const& b) {
+  return detail::binary<call::compare>("operator<=", fn::less_equal{}, a, b);
+}
+/// a > b, elementwise.
+template <class A, class B>
+  requires detail::BinaryOperands<A, B>
+auto operator>(A const& a, B const& b) {
+  return detail::binary<call::compare>("operator>", fn::greater{}, a, b);
+}
+/// a >= b, elementwise.
+template <class A, class B>
+  requires detail::BinaryOperands<A, B>
+auto operator>=(A const& a, B const& b) {
+  return detail::binary<call::compare>("operator>=", fn::greater_equal{}, a, b);
+}
+/// @}
+
+/// @brief `cond ? a : b`, elementwise; `cond` holds bool, `a` and `b` may be
+/// scalars; all three broadcast together.
+template <class C, class A, class B>
+  requires detail::Operand<C> && (detail::Operand<A> || Scalar<A>) && (detail::Operand<B> || Scalar<B>)
+auto where(C const& cond, A const& a, B const& b) {
+  if constexpr (any_ill_formed_v<C, A, B>) {
+    return ill_formed{};
+  } else if constexpr (Scalar<A> && Scalar<B>) {
+    using T = std::common_type_t<A, B>;
+    return where(cond, scalar_expr<typename C::backend, T>(static_cast<T>(a)), b);
+  } else if constexpr (Scalar<A>) {
+    return where(cond, detail::as_operand<B>(a), b);
+  } else if constexpr (Scalar<B>) {
+    return where(cond, a, detail::as_operand<A>(b));
+  } else {
+    static_assert(std::is_same_v<typename C::value_type, bool>,
+                  "dimtensor::where(cond, a, b): cond must hold bool (a comparison such as x > 0)");
+    if constexpr (!detail::check_binary<call::where, A, B>()) {
+      return ill_formed{};
+    } else if constexpr (!detail::broadcast<typename C::specs, typename detail::broadcast<typename A::specs, typename B::specs>::type>::ok) {
+      detail::diagnose_broadcast<call::where, typename C::specs,
+                                 typename detail::broadcast<typename A::specs, typename B::specs>::type>();
+      return ill_formed{};
+    } else {
+      return map_expr<fn::select, C, A, B>("where", fn::select{}, cond, a, b);
+    }
+  }
+}
+
+}  // namespace dimtensor
