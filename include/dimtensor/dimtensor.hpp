@@ -14,5 +14,32 @@
 #include <dimtensor/core/math.hpp>
 #include <dimtensor/core/tensor.hpp>
 
+#include <dimtensor/backends/cpu/parallel.hpp>
+
 #include <dimtensor/ops/creation.hpp>
 #include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/ops/random.hpp>
+#include <dimtensor/ops/compare.hpp>
+
+#include <dimtensor/ops/concat.hpp>
+#include <dimtensor/ops/index_select.hpp>
+#include <dimtensor/ops/merge.hpp>
+#include <dimtensor/ops/permute.hpp>
+#include <dimtensor/ops/rename.hpp>
+#include <dimtensor/ops/repeat_interleave.hpp>
+#include <dimtensor/ops/slice.hpp>
+#include <dimtensor/ops/split.hpp>
+#include <dimtensor/ops/squeeze.hpp>
+#include <dimtensor/ops/transpose.hpp>
+#include <dimtensor/ops/unsqueeze.hpp>
+
+#include <dimtensor/ops/reduce.hpp>
+#include <dimtensor/ops/softmax.hpp>
+#include <dimtensor/ops/sequence_mask.hpp>
+#include <dimtensor/ops/masked_softmax.hpp>
+
+#include <dimtensor/ops/bmm.hpp>
+#include <dimtensor/ops/contract.hpp>
+
+#include <dimtensor/io/npy.hpp>
+#include <dimtensor/io/print.hpp>

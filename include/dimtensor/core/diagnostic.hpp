@@ -97,6 +97,27 @@ struct already_a_dimension_of {
                 "dim may appear only once (see already_a_dimension_of<call, dimension, dims> above)");
 };
 
+template <class Call, class Dim, class Named>
+struct named_twice {
+  static_assert(always_false<Call, Dim, Named>,
+                "dimtensor: the call names the same dimension twice where it needs different ones "
+                "(see named_twice<call, dimension, dims as named in the call> above)");
+};
+
+template <class Call, class Given>
+struct not_a_dimension_tag {
+  static_assert(always_false<Call, Given>,
+                "dimtensor: the call needs a dimension tag declared with DIMTENSOR_DIM here "
+                "(see not_a_dimension_tag<call, what was given> above)");
+};
+
+template <class Call, class Left, class Right>
+struct backends_differ {
+  static_assert(always_false<Call, Left, Right>,
+                "dimtensor: the operands live on different backends; move one explicitly "
+                "(see backends_differ<call, backend, backend> above)");
+};
+
 template <class Dim, class Dims>
 struct duplicate_dimension {
   static_assert(always_false<Dim, Dims>,
@@ -117,6 +138,23 @@ struct operands_disagree {
                 "dimtensor: the operands' dims, aligned from the right, must be the same "
                 "dimension at every position (see operands_disagree<call, at_position<i>, "
                 "left_has<dim>, right_has<dim>> above); use unsqueeze/transpose/rename to align them");
+};
+
+/// Element access names no index for the dim @p Dim of the tensor's @p Dims.
+template <class Call, class Dim, class Dims>
+struct missing_index {
+  static_assert(always_false<Call, Dim, Dims>,
+                "dimtensor: element access needs one named index per dim of the tensor, and this dim has none "
+                "(see missing_index<call, dimension, dims of the tensor> above), e.g. x(Batch(1), Queries(0))");
+};
+
+/// A tensor of @p TensorDims is given (constructed from, assigned) an expression of @p ValueDims.
+template <class Call, class TensorDims, class ValueDims>
+struct assigned_dims_differ {
+  static_assert(always_false<Call, TensorDims, ValueDims>,
+                "dimtensor: a tensor holds only an expression of its own dims in the same order "
+                "(see assigned_dims_differ<call, dims of the tensor, dims of the expression> above); "
+                "reorder with transpose/permute or rename the dims first");
 };
 
 template <class Call, class Left, class Right>

@@ -67,6 +67,7 @@ struct spec_traits {
 };
 template <class D, index_t N>
 struct spec_traits<fixed<D, N>> {
+  static_assert(N >= 0, "dimtensor: a static extent must not be negative");
   using dim_type = D;
   static constexpr index_t extent = N;
 };

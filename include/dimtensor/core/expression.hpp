@@ -26,10 +26,15 @@ namespace dimtensor {
 template <class Backend, class T>
 class scalar_expr {
  public:
+  /// Element type.
   using value_type = T;
+  /// Backend tag.
   using backend = Backend;
+  /// No dims.
   using specs = dims<>;
+  /// Rank 0.
   static constexpr std::size_t rank = 0;
+  /// Marks the expression concept.
   static constexpr bool is_expression = true;
 
   /// Wraps @p v.
@@ -43,6 +48,8 @@ class scalar_expr {
   }
   /// The value.
   T value() const { return value_; }
+  /// A scalar reads no storage.
+  bool reads_storage(void const*) const noexcept { return false; }
 
  private:
   T value_;
@@ -73,10 +80,15 @@ class map_expr {
  public:
   /// The broadcast dims of the operands.
   using specs = typename detail::broadcast_all<typename Args::specs...>::type;
+  /// Element type: what Op returns.
   using value_type = std::remove_cvref_t<std::invoke_result_t<Op const&, typename Args::value_type...>>;
+  /// Backend tag (every operand has the same).
   using backend = typename std::tuple_element_t<0, std::tuple<Args...>>::backend;
+  /// Number of dims.
   static constexpr std::size_t rank = detail::rank_v<specs>;
+  /// Run-time extents, outermost first.
   using extents_type = std::array<index_t, rank>;
+  /// Marks the expression concept.
   static constexpr bool is_expression = true;
 
   /// Builds the node; dynamic extents that disagree throw `shape_error`
@@ -105,6 +117,11 @@ class map_expr {
 
   /// Evaluates into a new tensor.
   auto eval() const { return tensor_for<map_expr>(*this); }
+
+  /// Whether any operand reads @p storage (aliasing checks).
+  bool reads_storage(void const* storage) const noexcept {
+    return std::apply([&](auto const&... a) { return (a.reads_storage(storage) || ...); }, args_);
+  }
 
   /// The operands.
   std::tuple<Args...> const& operands() const noexcept { return args_; }
@@ -158,6 +175,15 @@ auto as_operand(S const& s) {
     return scalar_expr<typename E::backend, typename E::value_type>(static_cast<typename E::value_type>(s));
   }
 }
+
+/// Whether check_binary<Call, A, B>() passes.  Test this in `if constexpr`
+/// and call check_binary only in the failing branch: clang rejects a constexpr
+/// call whose body instantiated a failed diagnostic as "not a constant
+/// expression" and then instantiates the other branch too (a cascade).
+template <class A, class B>
+inline constexpr bool binary_ok_v = std::is_same_v<typename A::backend, typename B::backend> &&
+                                    std::is_same_v<typename A::value_type, typename B::value_type> &&
+                                    broadcast<typename A::specs, typename B::specs>::ok;
 
 /// Checks operands of an elementwise call: same backend, same element type,
 /// broadcastable dims.  Instantiates the diagnostic and returns false if not.

@@ -13,12 +13,25 @@
 
 namespace dimtensor::math {
 
+namespace detail {
+// c ? a : b through bit masks.  Under the default -ftrapping-math, g++ does
+// not turn a float `?:` into a vector blend (it will not speculate the
+// comparison), so every selection in the float kernels goes through here.
+DIMTENSOR_HOST_DEVICE inline float select(bool c, float a, float b) {
+  std::uint32_t const m = 0u - static_cast<std::uint32_t>(c);
+  return std::bit_cast<float>((std::bit_cast<std::uint32_t>(a) & m) | (std::bit_cast<std::uint32_t>(b) & ~m));
+}
+}  // namespace detail
+
 /// e^x in float, within 2 ulp: 0 below -103.97, +inf above 88.72, NaN for NaN.
 DIMTENSOR_HOST_DEVICE inline float exp(float x) {
   float const hi = 88.7228394f;
   float const lo = -103.972084f;
-  bool const nan = x != x;
-  float const cx = nan ? 0.0f : (x > hi ? hi : (x < lo ? lo : x));
+  std::uint32_t const bits = std::bit_cast<std::uint32_t>(x);
+  bool const nan = (bits & 0x7fffffffu) > 0x7f800000u;
+  bool const above = x > hi;
+  bool const below = x < lo;
+  float const cx = detail::select(nan, 0.0f, detail::select(above, hi, detail::select(below, lo, x)));
   // x = n ln2 + r with |r| <= ln2 / 2; adding and subtracting 1.5 * 2^23
   // rounds to the nearest integer without a call that might not vectorize
   float const shifter = 12582912.0f;
@@ -40,13 +53,15 @@ DIMTENSOR_HOST_DEVICE inline float exp(float x) {
   float const s1 = std::bit_cast<float>((n1 + 127) << 23);
   float const s2 = std::bit_cast<float>((n2 + 127) << 23);
   float const y = p * s1 * s2;
-  float const inf = std::bit_cast<float>(0x7f800000);
-  return nan ? x : (x > hi ? inf : (x < lo ? 0.0f : y));
+  float const inf = std::bit_cast<float>(0x7f800000u);
+  return detail::select(nan, x, detail::select(above, inf, detail::select(below, 0.0f, y)));
 }
 
 /// tanh in float, branch-free; within 2 ulp of the correctly rounded result.
 DIMTENSOR_HOST_DEVICE inline float tanh(float x) {
-  float const ax = std::fabs(x);
+  std::uint32_t const bits = std::bit_cast<std::uint32_t>(x);
+  float const ax = std::bit_cast<float>(bits & 0x7fffffffu);
+  std::uint32_t const sign = bits & 0x80000000u;
   // small |x|: odd minimax polynomial
   float const z = x * x;
   float p = -5.70498872745e-3f;
@@ -55,11 +70,13 @@ DIMTENSOR_HOST_DEVICE inline float tanh(float x) {
   p = p * z + 1.33314422036e-1f;
   p = p * z - 3.33332819422e-1f;
   float const small = x + x * z * p;
-  // large |x|: 1 - 2 / (e^{2|x|} + 1), with the sign of x
-  float const e = math::exp(2.0f * (ax > 9.0f ? 9.0f : ax));
+  // large |x|: 1 - 2 / (e^{2|x|} + 1), with the sign of x; the clamp keeps e
+  // finite and must lie above 9.011, where tanh first rounds to exactly 1
+  float const e = math::exp(2.0f * detail::select(ax > 10.0f, 10.0f, ax));
   float const big = 1.0f - 2.0f / (e + 1.0f);
-  float const signed_big = x < 0.0f ? -big : big;
-  return ax < 0.625f ? small : signed_big;
+  float const signed_big = std::bit_cast<float>(std::bit_cast<std::uint32_t>(big) | sign);
+  // x + x*z*p turns -0 into +0; tanh(-0) is -0
+  return detail::select(ax == 0.0f, x, detail::select(ax < 0.625f, small, signed_big));
 }
 
 /// Logistic sigmoid in float.
@@ -78,21 +95,28 @@ namespace dimtensor::fn {
 
 #define DIMTENSOR_DETAIL_UNARY(name, expr)                              \
   struct name {                                                         \
+    /** Applies the function to one element. */                        \
     template <class T>                                                  \
     DIMTENSOR_HOST_DEVICE T operator()(T x) const { return expr; }      \
   }
 
 /// @name Elementwise function objects
 /// @{
+
+/// -x.
 DIMTENSOR_DETAIL_UNARY(negate, -x);
+/// |x|.
 DIMTENSOR_DETAIL_UNARY(abs, x < T(0) ? -x : x);
+/// max(x, 0).
 DIMTENSOR_DETAIL_UNARY(relu, x > T(0) ? x : T(0));
+/// x * x.
 DIMTENSOR_DETAIL_UNARY(square, x* x);
 /// @}
 #undef DIMTENSOR_DETAIL_UNARY
 
 /// e^x (vectorizable for float).
 struct exp {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T x) const {
     if constexpr (std::is_floating_point_v<T>) return math::exp(x);
@@ -101,6 +125,7 @@ struct exp {
 };
 /// tanh (vectorizable for float).
 struct tanh {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T x) const {
     if constexpr (std::is_floating_point_v<T>) return math::tanh(x);
@@ -109,6 +134,7 @@ struct tanh {
 };
 /// Logistic sigmoid (vectorizable for float).
 struct sigmoid {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T x) const {
     if constexpr (std::is_floating_point_v<T>) return math::sigmoid(x);
@@ -117,87 +143,120 @@ struct sigmoid {
 };
 /// Natural logarithm.
 struct log {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T x) const { return static_cast<T>(std::log(x)); }
 };
 /// Square root.
 struct sqrt {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T x) const { return static_cast<T>(std::sqrt(x)); }
 };
 /// Sine.
 struct sin {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T x) const { return static_cast<T>(std::sin(x)); }
 };
 /// Cosine.
 struct cos {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T x) const { return static_cast<T>(std::cos(x)); }
 };
 
 /// @name Binary function objects
 /// @{
+
+/// a + b.
 struct plus {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T a, T b) const { return a + b; }
 };
+/// a - b.
 struct minus {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T a, T b) const { return a - b; }
 };
+/// a * b.
 struct multiplies {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T a, T b) const { return a * b; }
 };
+/// a / b.
 struct divides {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T a, T b) const { return a / b; }
 };
+/// a to the power b.
 struct pow {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T a, T b) const { return static_cast<T>(std::pow(a, b)); }
 };
+/// The larger of a and b.
 struct maximum {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T a, T b) const { return a < b ? b : a; }
 };
+/// The smaller of a and b.
 struct minimum {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T a, T b) const { return b < a ? b : a; }
 };
+/// a == b.
 struct equal_to {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE bool operator()(T a, T b) const { return a == b; }
 };
+/// a != b.
 struct not_equal_to {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE bool operator()(T a, T b) const { return a != b; }
 };
+/// a < b.
 struct less {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE bool operator()(T a, T b) const { return a < b; }
 };
+/// a <= b.
 struct less_equal {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE bool operator()(T a, T b) const { return a <= b; }
 };
+/// a > b.
 struct greater {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE bool operator()(T a, T b) const { return a > b; }
 };
+/// a >= b.
 struct greater_equal {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE bool operator()(T a, T b) const { return a >= b; }
 };
 /// `cond ? a : b`.
 struct select {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(bool c, T a, T b) const { return c ? a : b; }
 };
 /// Converts to To.
 template <class To>
 struct cast {
+  /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE To operator()(T x) const { return static_cast<To>(x); }
 };

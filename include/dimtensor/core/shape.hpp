@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -82,6 +83,29 @@ std::string shape_string(std::array<index_t, R> const& ext) {
   throw shape_error(std::string(op) + ": extent mismatch for dimension " + std::string(dim) + ": " +
                     std::to_string(a) + " (" + std::string(what_a) + ") vs " + std::to_string(b) + " (" +
                     std::string(what_b) + ")");
+}
+
+/// @brief Product of the extents (all non-negative), or `value_error` naming
+/// @p op and the shape when the elements, of @p element_size bytes each,
+/// would need more bytes than an index_t can count (the product or the byte
+/// size would overflow, and a too small buffer would be allocated).  The
+/// non-zero extents must pass even when another is 0: the strides multiply them.
+template <class L, std::size_t R>
+index_t checked_element_count(std::string_view op, std::array<index_t, R> const& ext, std::size_t element_size) {
+  index_t const limit = std::numeric_limits<index_t>::max() / static_cast<index_t>(element_size);
+  index_t n = 1;
+  bool empty = false;
+  for (auto e : ext) {
+    if (e == 0) {
+      empty = true;
+    } else if (n > limit / e) {
+      throw value_error(std::string(op) + ": the extents " + shape_string<L>(ext) +
+                        " hold more elements than memory can address");
+    } else {
+      n *= e;
+    }
+  }
+  return empty ? 0 : n;
 }
 
 /// Checks run-time extents against L's static extents.

@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -54,16 +55,16 @@ void nested_extents(List const& list, std::array<index_t, R>& ext, std::size_t l
 }
 
 template <class T, std::size_t R, class List>
-void nested_copy(List const& list, std::array<index_t, R> const& ext, std::size_t level, T*& out) {
+void nested_copy(List const& list, std::array<index_t, R> const& ext, std::array<std::string_view, R> const& names,
+                 std::size_t level, T*& out) {
   if (static_cast<index_t>(list.size()) != ext[level]) {
-    throw shape_error("tensor: ragged initializer list: level " + std::to_string(level) + " has " +
-                      std::to_string(list.size()) + " elements where " + std::to_string(ext[level]) +
-                      " were expected");
+    throw_extent_mismatch("tensor: ragged initializer list", names[level], ext[level],
+                          static_cast<index_t>(list.size()), "first list", "a later list");
   }
   if constexpr (std::is_arithmetic_v<typename List::value_type>) {
     for (auto const& v : list) *out++ = static_cast<T>(v);
   } else {
-    for (auto const& sub : list) nested_copy<T, R>(sub, ext, level + 1, out);
+    for (auto const& sub : list) nested_copy<T, R>(sub, ext, names, level + 1, out);
   }
 }
 
@@ -88,6 +89,25 @@ constexpr bool check_unique() {
   }
 }
 
+/// A complete type when L has no duplicate; else the diagnostic, whose
+/// instantiation (by sizeof) reports the error.  Unlike a constexpr call, it
+/// leaves clang nothing to reject as "not a constant expression".
+template <class L>
+using unique_check_t = std::conditional_t<is_unique_v<L>, std::true_type,
+                                          diagnostic::duplicate_dimension<first_duplicate<L>, L>>;
+
+/// A quoted predicate: whether a tag is a dim of L.
+template <class L>
+struct is_dim_of {
+  template <class D>
+  using fn = boost::mp11::mp_bool<contains_v<D, L>>;
+};
+
+/// The first tag of Given that is not a dim of L.
+template <class Given, class L>
+using first_foreign =
+    boost::mp11::mp_at<Given, boost::mp11::mp_find_if_q<Given, boost::mp11::mp_not_fn_q<is_dim_of<L>>>>;
+
 struct uninitialized_t {};
 
 }  // namespace detail
@@ -110,7 +130,7 @@ class basic_tensor {
   static_assert(Element<T>, "dimtensor: tensor element type must be float, double, std::int32_t, std::int64_t or bool");
   static_assert((DimSpec<Specs> && ...),
                 "dimtensor: every dim of a tensor must be a tag declared with DIMTENSOR_DIM or Tag::fixed<N>");
-  static_assert(detail::check_unique<dims<Specs...>>(), "dimtensor: duplicate dimension in a tensor type");
+  static_assert(sizeof(detail::unique_check_t<dims<Specs...>>) > 0, "dimtensor: duplicate dimension in a tensor type");
 
  public:
   /// Element type.
@@ -144,9 +164,10 @@ class basic_tensor {
   }
 
   /// A tensor of extents @p ext with uninitialized elements.
-  basic_tensor(detail::uninitialized_t, extents_type const& ext) : extents_(ext), strides_(detail::row_major_strides(ext)) {
+  basic_tensor(detail::uninitialized_t, extents_type const& ext) : extents_(ext) {
     detail::check_static_extents<specs>("tensor", ext);
-    allocate();
+    allocate();  // checks that the extents' product, hence every stride, fits an index_t
+    strides_ = detail::row_major_strides(ext);
   }
 
   /// A tensor of extents @p ext, zero-filled.
@@ -160,7 +181,7 @@ class basic_tensor {
     detail::nested_extents<rank>(init, ext, 0);
     *this = basic_tensor(uninitialized, ext);
     T* out = data_;
-    detail::nested_copy<T, rank>(init, extents_, 0, out);
+    detail::nested_copy<T, rank>(init, extents_, detail::names_of<specs>::value, 0, out);
   }
 
   /// A view over existing storage (used by the structural ops).
@@ -171,7 +192,9 @@ class basic_tensor {
   template <Expression E>
     requires(!std::is_same_v<E, basic_tensor>)
   basic_tensor(E const& e) {  // NOLINT: implicit, like assigning a result
-    if constexpr (check_convertible<E>()) {
+    if constexpr (!convertible_v<E>) {
+      (void)check_convertible<E>();
+    } else {
       extents_type const ext = e.extents();
       *this = basic_tensor(uninitialized, ext);
       write(e);
@@ -221,17 +244,39 @@ class basic_tensor {
   template <class... Index>
   T& operator()(Index const&... index) const {
     using given = dims<Index...>;
-    static_assert(sizeof...(Index) == rank && detail::is_unique_v<given> && (detail::contains_v<Index, specs> && ...),
-                  "dimtensor: element access needs exactly one named index per dim of the tensor, e.g. "
-                  "x(Batch(1), Queries(0))");
+    if constexpr (!(DimTag<Index> && ...)) {
+      static_assert(diagnostic::always_false<Index...>,
+                    "dimtensor: element access takes one named index per dim of the tensor, e.g. "
+                    "x(Batch(1), Queries(0))");
+      return *data_;
+    } else if constexpr (!(detail::contains_v<Index, specs> && ...)) {
+      (void)diagnostic::not_a_dimension_of<call::element_access, detail::first_foreign<given, specs>, specs>{};
+      return *data_;
+    } else if constexpr (!detail::is_unique_v<given>) {
+      (void)diagnostic::duplicate_dimension<detail::first_duplicate<given>, given>{};
+      return *data_;
+    } else if constexpr (sizeof...(Index) != rank) {
+      (void)diagnostic::missing_index<call::element_access,
+                                      detail::first_foreign<detail::tags_of<specs>, given>, specs>{};
+      return *data_;
+    } else {
+      return data_[offset_of(index...)];
+    }
+  }
+
+ private:
+  template <class... Index>
+  index_t offset_of(Index const&... index) const {
+    using given = dims<Index...>;
     std::array<index_t, rank> const given_values{index.value...};
     index_t off = 0;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       ((off += checked_index<I>(given_values[detail::index_of_v<dim_of<Specs>, given>]) * strides_[I]), ...);
     }(std::make_index_sequence<rank>{});
-    return data_[off];
+    return off;
   }
 
+ public:
   /// The one element of a rank-0 tensor, or of a tensor of size 1.
   T item() const {
     if (size() != 1) {
@@ -258,7 +303,9 @@ class basic_tensor {
   /// safe when the expression reads this tensor.
   template <Expression E>
   basic_tensor& assign(E const& e) {
-    if constexpr (check_convertible<E>()) {
+    if constexpr (!convertible_v<E>) {
+      (void)check_convertible<E>();
+    } else {
       extents_type const ext = e.extents();
       for (std::size_t i = 0; i < rank; ++i) {
         if (ext[i] != extents_[i]) {
@@ -266,14 +313,20 @@ class basic_tensor {
                                         "value");
         }
       }
-      if (is_contiguous()) {
+      bool aliased = true;  // an expression that cannot tell is assumed to read this tensor
+      if constexpr (requires { e.reads_storage(static_cast<void const*>(nullptr)); }) {
+        aliased = e.reads_storage(static_cast<void const*>(storage_.get()));
+      }
+      if (is_contiguous() && !aliased) {
+        write(e);
+      } else {
         basic_tensor tmp(uninitialized, ext);  // the expression may read these elements
         tmp.write(e);
-        backend_copy(Backend{}, data_, tmp.data_, size());
-      } else {
-        basic_tensor tmp(uninitialized, ext);
-        tmp.write(e);
-        write_strided(tmp);
+        if (is_contiguous()) {
+          backend_copy(Backend{}, data_, tmp.data_, size());
+        } else {
+          write_strided(tmp);
+        }
       }
     }
     return *this;
@@ -289,6 +342,12 @@ class basic_tensor {
       write_strided(tmp);
     }
     return *this;
+  }
+
+  /// Whether this tensor's elements live in @p storage (aliasing checks).
+  /// Tensors without storage (views of outside memory) answer yes, to stay safe.
+  bool reads_storage(void const* storage) const noexcept {
+    return storage_ == nullptr || storage == nullptr || storage_.get() == storage;
   }
 
   /// Binds this tensor, right-aligned, to an output of rank R.
@@ -319,6 +378,14 @@ class basic_tensor {
     return i;
   }
 
+  // Whether check_convertible<E>() passes (it instantiates no diagnostic; see
+  // detail::binary_ok_v for why the test and the diagnosis are apart).
+  template <class E>
+  static constexpr bool convertible_v = std::is_same_v<typename E::backend, Backend> &&
+                                        std::is_same_v<typename E::value_type, T> &&
+                                        detail::same_tags_v<typename E::specs, specs> &&
+                                        detail::broadcast<specs, typename E::specs>::ok;
+
   template <class E>
   static constexpr bool check_convertible() {
     using ES = typename E::specs;
@@ -329,8 +396,7 @@ class basic_tensor {
       (void)diagnostic::element_types_differ<call::tensor, T, typename E::value_type>{};
       return false;
     } else if constexpr (!detail::same_tags_v<ES, specs>) {
-      (void)diagnostic::operands_disagree<call::tensor, diagnostic::at_position<0>, diagnostic::left_has<specs>,
-                                          diagnostic::right_has<ES>>{};
+      (void)diagnostic::assigned_dims_differ<call::tensor, specs, ES>{};
       return false;
     } else if constexpr (!detail::broadcast<specs, ES>::ok) {
       detail::diagnose_broadcast<call::tensor, specs, ES>();
@@ -341,7 +407,7 @@ class basic_tensor {
   }
 
   void allocate() {
-    index_t const n = detail::element_count(extents_);
+    index_t const n = detail::checked_element_count<specs>("tensor", extents_, sizeof(T));
     storage_ = std::make_shared<storage_type>(n);
     data_ = storage_->data();
   }
@@ -385,6 +451,7 @@ class basic_tensor {
 /// Whether T is a basic_tensor.
 template <class T>
 inline constexpr bool is_tensor_v = false;
+/// A basic_tensor is a tensor.
 template <class B, class T, class... S>
 inline constexpr bool is_tensor_v<basic_tensor<B, T, S...>> = true;
 
@@ -392,6 +459,10 @@ inline constexpr bool is_tensor_v<basic_tensor<B, T, S...>> = true;
 template <class E>
 using tensor_for = boost::mp11::mp_apply<boost::mp11::mp_bind_front<basic_tensor, typename E::backend, typename E::value_type>::template fn,
                                          typename E::specs>;
+
+/// The tensor type of a backend, an element type and a `dims<...>` list.
+template <class Backend, class T, class L>
+using tensor_with_dims = boost::mp11::mp_apply<boost::mp11::mp_bind_front<basic_tensor, Backend, T>::template fn, L>;
 
 /// @brief Evaluates an expression into a new tensor; a tensor is returned as is.
 template <Expression E>

@@ -73,6 +73,9 @@ auto arange(double start, double stop, double step = 1.0) {
     throw value_error("arange: start, stop and step must be finite and step non-zero");
   }
   double const count = std::ceil((stop - start) / step);
+  if (count >= 0x1p62) {  // converting it to index_t would overflow
+    throw value_error("arange: " + std::to_string(count) + " elements are too many");
+  }
   index_t const n = count > 0 ? static_cast<index_t>(count) : 0;
   tensor<T, D> t(uninitialized, {n});
   T* p = t.data();

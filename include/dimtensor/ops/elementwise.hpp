@@ -43,7 +43,8 @@ auto binary(std::string_view name, Op op, A const& a, B const& b) {
     static_assert(scalar_fits<A, B>(),
                   "dimtensor: a floating-point scalar with an integer tensor; cast the tensor first (cast<float>(x))");
     return binary<Call>(name, op, a, as_operand<A>(b));
-  } else if constexpr (!check_binary<Call, A, B>()) {
+  } else if constexpr (!binary_ok_v<A, B>) {
+    (void)check_binary<Call, A, B>();
     return ill_formed{};
   } else {
     return map_expr<Op, A, B>(name, op, a, b);
@@ -160,6 +161,7 @@ auto cast(A const& a) {
 /// `operator==` is not overloaded (it would not mean equality); see eq/ne
 /// and `equal`/`allclose` for whole-tensor tests.
 /// @{
+
 /// a == b, elementwise.
 template <class A, class B>
   requires detail::BinaryOperands<A, B>
@@ -209,13 +211,18 @@ auto where(C const& cond, A const& a, B const& b) {
     using T = std::common_type_t<A, B>;
     return where(cond, scalar_expr<typename C::backend, T>(static_cast<T>(a)), b);
   } else if constexpr (Scalar<A>) {
+    static_assert(detail::scalar_fits<B, A>(),
+                  "dimtensor: a floating-point scalar with an integer tensor; cast the tensor first (cast<float>(x))");
     return where(cond, detail::as_operand<B>(a), b);
   } else if constexpr (Scalar<B>) {
+    static_assert(detail::scalar_fits<A, B>(),
+                  "dimtensor: a floating-point scalar with an integer tensor; cast the tensor first (cast<float>(x))");
     return where(cond, a, detail::as_operand<A>(b));
   } else {
     static_assert(std::is_same_v<typename C::value_type, bool>,
                   "dimtensor::where(cond, a, b): cond must hold bool (a comparison such as x > 0)");
-    if constexpr (!detail::check_binary<call::where, A, B>()) {
+    if constexpr (!detail::binary_ok_v<A, B>) {
+      (void)detail::check_binary<call::where, A, B>();
       return ill_formed{};
     } else if constexpr (!detail::broadcast<typename C::specs, typename detail::broadcast<typename A::specs, typename B::specs>::type>::ok) {
       detail::diagnose_broadcast<call::where, typename C::specs,

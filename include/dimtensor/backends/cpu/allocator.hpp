@@ -32,6 +32,8 @@ class caching_allocator {
 
   /// A 64-byte aligned block of at least @p bytes bytes.
   void* allocate(std::size_t bytes) {
+    // larger requests cannot succeed, and their size class would index past free_
+    if (bytes > (std::size_t{1} << 62)) throw std::bad_alloc();
     std::size_t const cls = size_class(bytes);
 #ifndef DIMTENSOR_NO_CACHING_ALLOCATOR
     {

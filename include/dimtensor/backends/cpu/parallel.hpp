@@ -21,6 +21,7 @@ namespace backends::cpu {
 /// Below this many elements of work, loops run on one thread.
 inline constexpr index_t parallel_grain = 32768;
 
+/// The thread count last given to set_num_threads (0: the default).
 inline int& thread_setting() {
   static int n = 0;  // 0: the OpenMP default
   return n;

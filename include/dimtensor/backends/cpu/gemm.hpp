@@ -1,0 +1,302 @@
+#pragma once
+/// @file
+/// @brief The CPU backend's batched matrix product: C[b] = A[b] · B[b] for
+/// strided operands, through CBLAS (OpenBLAS) for float and double when
+/// `DIMTENSOR_HAS_CBLAS` is 1, else a portable blocked loop.
+///
+/// Threads: a batch of small products runs one product per thread (each
+/// BLAS call then stays on its caller's thread, since OpenBLAS runs products
+/// below its own threshold single-threaded); a large product runs one after
+/// the other and lets the BLAS thread each one.  The two never nest, and no
+/// global BLAS setting is touched.
+
+#include <algorithm>
+#include <climits>
+#include <cstddef>
+#include <type_traits>
+
+#include <dimtensor/backends/cpu/allocator.hpp>
+#include <dimtensor/backends/cpu/parallel.hpp>
+#include <dimtensor/backends/cpu/storage.hpp>
+#include <dimtensor/config.hpp>
+
+#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
+#include <cblas.h>
+#endif
+
+namespace dimtensor {
+
+namespace backends::cpu {
+
+/// @brief One operand of a batched matrix product: element (b, r, c) is
+/// `data[b * batch_stride + r * row_stride + c * col_stride]`.  Strides are in
+/// elements and may be anything (a transposed or sliced view as it is).
+template <class T>
+struct strided_matrix {
+  /// Element (0, 0, 0).
+  T* data;
+  /// Distance between consecutive matrices of the batch.
+  index_t batch_stride;
+  /// Distance between consecutive rows.
+  index_t row_stride;
+  /// Distance between consecutive columns.
+  index_t col_stride;
+};
+
+/// The same matrices, transposed (rows and columns swapped; no copy).
+template <class T>
+constexpr strided_matrix<T> transposed(strided_matrix<T> const& m) noexcept {
+  return {m.data, m.batch_stride, m.col_stride, m.row_stride};
+}
+
+/// @brief Products with at most this many multiply-adds (m·n·k) count as
+/// small: they run one per thread across the batch.  It is OpenBLAS's own
+/// threshold below which a GEMM runs on the calling thread, so batch threads
+/// never start BLAS threads of their own.
+inline constexpr index_t small_gemm_work = 262144;
+
+namespace detail {
+
+// A scratch buffer from the caching allocator (so repeated products reuse
+// it); none at all for 0 elements.
+template <class T>
+class scratch {
+ public:
+  explicit scratch(index_t n)
+      : bytes_(static_cast<std::size_t>(n > 0 ? n : 0) * sizeof(T)),
+        data_(n > 0 ? static_cast<T*>(caching_allocator::instance().allocate(bytes_)) : nullptr) {}
+  scratch(scratch const&) = delete;
+  scratch& operator=(scratch const&) = delete;
+  ~scratch() { caching_allocator::instance().deallocate(data_, bytes_); }
+  T* data() const noexcept { return data_; }
+
+ private:
+  std::size_t bytes_;
+  T* data_;
+};
+
+template <class T>
+void fill_zero(index_t batch, index_t m, index_t n, strided_matrix<T> c) {
+  for (index_t b = 0; b < batch; ++b) {
+    for (index_t i = 0; i < m; ++i) {
+      T* row = c.data + b * c.batch_stride + i * c.row_stride;
+      for (index_t j = 0; j < n; ++j) row[j * c.col_stride] = T(0);
+    }
+  }
+}
+
+// Row blocks of the portable kernel: a block of C (rows x cols) is kept in a
+// local accumulator while a panel of B (depth x cols) streams past it.
+inline constexpr index_t ref_rows = 16;
+inline constexpr index_t ref_cols = 256;
+inline constexpr index_t ref_depth = 128;
+
+}  // namespace detail
+
+/// @brief The portable batched product C[b] = A[b] · B[b] (A: m x k,
+/// B: k x n, C: m x n), correct for any strides and every element type.
+///
+/// Loop order i-k-j on blocks, so the innermost loop runs along a row of B
+/// and of an accumulator and vectorizes.  Threads split the batch and the
+/// row blocks.  It is what integer types and builds without CBLAS use; it is
+/// public so tests can check both paths.
+template <class T>
+void gemm_reference(index_t batch, index_t m, index_t n, index_t k, strided_matrix<T const> a,
+                    strided_matrix<T const> b, strided_matrix<T> c) {
+  using detail::ref_cols;
+  using detail::ref_depth;
+  using detail::ref_rows;
+  if (batch <= 0 || m <= 0 || n <= 0) return;
+  index_t const row_blocks = (m + ref_rows - 1) / ref_rows;
+  parallel_for(batch * row_blocks, ref_rows * n * std::max<index_t>(k, 1), [&](index_t begin, index_t end) {
+    T acc[ref_rows * ref_cols];
+    for (index_t task = begin; task < end; ++task) {
+      index_t const bi = task / row_blocks;
+      index_t const i0 = (task % row_blocks) * ref_rows;
+      index_t const rows = std::min(ref_rows, m - i0);
+      T const* const ab = a.data + bi * a.batch_stride;
+      T const* const bb = b.data + bi * b.batch_stride;
+      T* const cb = c.data + bi * c.batch_stride;
+      for (index_t j0 = 0; j0 < n; j0 += ref_cols) {
+        index_t const cols = std::min(ref_cols, n - j0);
+        for (index_t x = 0; x < rows * ref_cols; ++x) acc[x] = T(0);
+        for (index_t p0 = 0; p0 < k; p0 += ref_depth) {
+          index_t const depth = std::min(ref_depth, k - p0);
+          for (index_t i = 0; i < rows; ++i) {
+            T* const out = acc + i * ref_cols;
+            T const* const arow = ab + (i0 + i) * a.row_stride;
+            for (index_t p = p0; p < p0 + depth; ++p) {
+              T const aip = arow[p * a.col_stride];
+              T const* const brow = bb + p * b.row_stride + j0 * b.col_stride;
+              if (b.col_stride == 1) {
+                DIMTENSOR_SIMD
+                for (index_t j = 0; j < cols; ++j) out[j] += aip * brow[j];
+              } else {
+                index_t const cs = b.col_stride;
+                for (index_t j = 0; j < cols; ++j) out[j] += aip * brow[j * cs];
+              }
+            }
+          }
+        }
+        for (index_t i = 0; i < rows; ++i) {
+          T* const crow = cb + (i0 + i) * c.row_stride + j0 * c.col_stride;
+          T const* const in = acc + i * ref_cols;
+          if (c.col_stride == 1) {
+            DIMTENSOR_SIMD
+            for (index_t j = 0; j < cols; ++j) crow[j] = in[j];
+          } else {
+            for (index_t j = 0; j < cols; ++j) crow[j * c.col_stride] = in[j];
+          }
+        }
+      }
+    }
+  });
+}
+
+#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
+
+namespace detail {
+
+// How BLAS sees one row-major matrix of rows x cols: as it is (NoTrans,
+// leading dimension = row stride) or as the transpose of a row-major one
+// (Trans, leading dimension = column stride).  `ok` is false for layouts
+// BLAS cannot take (both strides non-unit, overlapping or negative strides).
+struct blas_view {
+  bool ok;
+  bool trans;
+  index_t ld;
+};
+
+inline blas_view blas_layout(index_t rows, index_t cols, index_t row_stride, index_t col_stride) {
+  index_t const one = 1;
+  if ((col_stride == 1 || cols == 1) && (rows == 1 || row_stride >= std::max(one, cols))) {
+    return {true, false, rows == 1 ? std::max(one, cols) : row_stride};
+  }
+  if ((row_stride == 1 || rows == 1) && (cols == 1 || col_stride >= std::max(one, rows))) {
+    return {true, true, cols == 1 ? std::max(one, rows) : col_stride};
+  }
+  return {false, false, 0};
+}
+
+inline bool fits_int(index_t v) { return v >= 0 && v <= INT_MAX; }
+
+template <class T>
+void blas_gemm(bool ta, bool tb, index_t m, index_t n, index_t k, T const* a, index_t lda, T const* b, index_t ldb,
+               T* c, index_t ldc) {
+  auto const ta_ = ta ? CblasTrans : CblasNoTrans;
+  auto const tb_ = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, ta_, tb_, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+                static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f, c, static_cast<int>(ldc));
+  } else {
+    cblas_dgemm(CblasRowMajor, ta_, tb_, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a,
+                static_cast<int>(lda), b, static_cast<int>(ldb), 0.0, c, static_cast<int>(ldc));
+  }
+}
+
+// Copies a batch of rows x cols matrices into a contiguous row-major buffer.
+template <class T>
+strided_matrix<T const> pack(index_t batch, index_t rows, index_t cols, strided_matrix<T const> src, T* dst) {
+  parallel_for(batch * rows, cols, [&](index_t begin, index_t end) {
+    for (index_t t = begin; t < end; ++t) {
+      index_t const bi = t / rows;
+      index_t const r = t % rows;
+      T const* in = src.data + bi * src.batch_stride + r * src.row_stride;
+      T* out = dst + t * cols;
+      for (index_t j = 0; j < cols; ++j) out[j] = in[j * src.col_stride];
+    }
+  });
+  return {dst, rows * cols, cols, 1};
+}
+
+}  // namespace detail
+
+/// @brief The batched product through CBLAS (float and double), for
+/// operands of any strides: a layout BLAS takes is passed as it is, with
+/// Trans/NoTrans chosen from the strides (a transposed view is never
+/// copied); any other is packed into a scratch buffer first.  C may be
+/// row-major or column-major (then C^T = B^T · A^T is computed); any other
+/// layout goes through a scratch buffer.
+template <class T>
+  requires(std::is_same_v<T, float> || std::is_same_v<T, double>)
+void gemm_blas(index_t batch, index_t m, index_t n, index_t k, strided_matrix<T const> a, strided_matrix<T const> b,
+               strided_matrix<T> c) {
+  if (batch <= 0 || m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    detail::fill_zero(batch, m, n, c);
+    return;
+  }
+  // An output BLAS cannot write: compute into a row-major scratch, then scatter.
+  auto const cv = detail::blas_layout(m, n, c.row_stride, c.col_stride);
+  if (!cv.ok) {
+    detail::scratch<T> tmp(batch * m * n);
+    gemm_blas<T>(batch, m, n, k, a, b, {tmp.data(), m * n, n, 1});
+    parallel_for(batch * m, n, [&](index_t begin, index_t end) {
+      for (index_t t = begin; t < end; ++t) {
+        T* out = c.data + (t / m) * c.batch_stride + (t % m) * c.row_stride;
+        T const* in = tmp.data() + t * n;
+        for (index_t j = 0; j < n; ++j) out[j * c.col_stride] = in[j];
+      }
+    });
+    return;
+  }
+  if (cv.trans) {  // C is column-major: write C^T (n x m, row-major) = B^T · A^T
+    gemm_blas<T>(batch, n, m, k, transposed(b), transposed(a), transposed(c));
+    return;
+  }
+  auto av = detail::blas_layout(m, k, a.row_stride, a.col_stride);
+  auto bv = detail::blas_layout(k, n, b.row_stride, b.col_stride);
+  if (!detail::fits_int(m) || !detail::fits_int(n) || !detail::fits_int(k) || !detail::fits_int(cv.ld) ||
+      (av.ok && !detail::fits_int(av.ld)) || (bv.ok && !detail::fits_int(bv.ld))) {
+    gemm_reference<T>(batch, m, n, k, a, b, c);  // too large for CBLAS's int arguments
+    return;
+  }
+  index_t const a_count = av.ok ? 0 : batch * m * k;
+  index_t const b_count = bv.ok ? 0 : batch * k * n;
+  detail::scratch<T> packed(a_count + b_count);
+  if (!av.ok) {
+    a = detail::pack(batch, m, k, a, packed.data());
+    av = detail::blas_layout(m, k, a.row_stride, a.col_stride);
+  }
+  if (!bv.ok) {
+    b = detail::pack(batch, k, n, b, packed.data() + a_count);
+    bv = detail::blas_layout(k, n, b.row_stride, b.col_stride);
+  }
+  auto const one = [&](index_t bi) {
+    detail::blas_gemm<T>(av.trans, bv.trans, m, n, k, a.data + bi * a.batch_stride, av.ld,
+                         b.data + bi * b.batch_stride, bv.ld, c.data + bi * c.batch_stride, cv.ld);
+  };
+  if (batch > 1 && m * n * k <= small_gemm_work) {
+    parallel_for(batch, m * n * k, [&](index_t begin, index_t end) {
+      for (index_t bi = begin; bi < end; ++bi) one(bi);
+    });
+  } else {
+    for (index_t bi = 0; bi < batch; ++bi) one(bi);
+  }
+}
+
+#endif  // DIMTENSOR_HAS_CBLAS
+
+}  // namespace backends::cpu
+
+/// @brief The CPU backend's batched matrix product: for every b in
+/// [0, batch), C[b] (m x n) = A[b] (m x k) · B[b] (k x n), overwriting C.
+///
+/// Operands are strided (`backends::cpu::strided_matrix`), so transposed
+/// and sliced views are read in place.  float and double go through CBLAS
+/// when `DIMTENSOR_HAS_CBLAS` is 1; everything else through
+/// `backends::cpu::gemm_reference`.
+template <class T>
+void backend_gemm_batched(cpu, index_t batch, index_t m, index_t n, index_t k,
+                          backends::cpu::strided_matrix<T const> a, backends::cpu::strided_matrix<T const> b,
+                          backends::cpu::strided_matrix<T> c) {
+#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    backends::cpu::gemm_blas<T>(batch, m, n, k, a, b, c);
+    return;
+  }
+#endif
+  backends::cpu::gemm_reference<T>(batch, m, n, k, a, b, c);
+}
+
+}  // namespace dimtensor

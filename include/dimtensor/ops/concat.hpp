@@ -1,0 +1,248 @@
+#pragma once
+/// @file
+/// @brief `concat<D>(a, b, ...)`: tensors joined along one dim; copies.
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <dimtensor/backends/cpu/strided_copy.hpp>
+#include <dimtensor/core/concepts.hpp>
+#include <dimtensor/core/diagnostic.hpp>
+#include <dimtensor/core/dim.hpp>
+#include <dimtensor/core/dims.hpp>
+#include <dimtensor/core/error.hpp>
+#include <dimtensor/core/shape.hpp>
+#include <dimtensor/core/tensor.hpp>
+
+namespace dimtensor {
+
+namespace diagnostic {
+
+/// Which operand of a call (0 is the first).
+template <std::size_t K>
+struct operand {};
+/// The dim the first operand has at a position.
+template <class D>
+struct expected {};
+/// The dim another operand has there.
+template <class D>
+struct found {};
+/// Stands for "no dim": the operand's rank ends before the position.
+struct no_dimension {};
+
+template <class Call, class Operand, class Position, class Expected, class Found>
+struct dims_differ {
+  static_assert(always_false<Call, Operand, Position, Expected, Found>,
+                "dimtensor: the operands must have the same dims in the same order; at this position the "
+                "operand has another dim than the first operand (see dims_differ<call, operand<k>, "
+                "at_position<i>, expected<dim of the first>, found<dim of operand k>> above)");
+};
+
+}  // namespace diagnostic
+
+namespace detail {
+
+template <class L, std::size_t N>
+using concat_padded_tags =
+    mp::mp_append<mp::mp_rename<tags_of<L>, mp::mp_list>,
+                  mp::mp_repeat_c<mp::mp_list<diagnostic::no_dimension>, N - rank_v<L>>>;
+
+/// Where the tags of L and M first differ (L and M differ).
+template <class L, class M>
+struct concat_first_difference {
+  static constexpr std::size_t n = rank_v<L> > rank_v<M> ? rank_v<L> : rank_v<M>;
+  using left = concat_padded_tags<L, n>;
+  using right = concat_padded_tags<M, n>;
+  static constexpr std::size_t position = mp::mp_find<mp::mp_transform<mp::mp_same, left, right>, mp::mp_false>::value;
+  using expected = mp::mp_at_c<left, position>;
+  using found = mp::mp_at_c<right, position>;
+};
+
+template <class L0>
+struct concat_tags_differ {
+  template <class L>
+  using fn = mp::mp_bool<!same_tags_v<L0, L>>;
+};
+
+/// The first static extent that disagrees across operands (positions other
+/// than the concatenated one), and the result's static extents.
+template <std::size_t Pos, class L0, class... Ls>
+struct concat_extents {
+  static constexpr std::size_t r = rank_v<L0>;
+  static constexpr std::array<std::array<index_t, r>, 1 + sizeof...(Ls)> all{static_extents_of<L0>::value,
+                                                                               static_extents_of<Ls>::value...};
+  struct mismatch_t {
+    std::size_t position = r;
+    index_t first = 0;
+    index_t second = 0;
+  };
+  static constexpr mismatch_t mismatch = [] {
+    for (std::size_t i = 0; i < r; ++i) {
+      if (i == Pos) continue;
+      index_t seen = dynamic_extent;
+      for (auto const& a : all) {
+        if (a[i] == dynamic_extent) continue;
+        if (seen == dynamic_extent) {
+          seen = a[i];
+        } else if (a[i] != seen) {
+          return mismatch_t{i, seen, a[i]};
+        }
+      }
+    }
+    return mismatch_t{};
+  }();
+  static constexpr std::array<index_t, r> result = [] {
+    std::array<index_t, r> out{};
+    for (std::size_t i = 0; i < r; ++i) {
+      index_t e = dynamic_extent;
+      if (i == Pos) {
+        e = 0;
+        for (auto const& a : all) {
+          if (a[i] == dynamic_extent) {
+            e = dynamic_extent;
+            break;
+          }
+          e += a[i];
+        }
+      } else {
+        for (auto const& a : all) {
+          if (a[i] != dynamic_extent) e = a[i];
+        }
+      }
+      out[i] = e;
+    }
+    return out;
+  }();
+  template <class I>
+  using spec = std::conditional_t<result[I::value] == dynamic_extent, dim_of<spec_at<L0, I::value>>,
+                                  fixed<dim_of<spec_at<L0, I::value>>, (result[I::value] >= 0 ? result[I::value] : 0)>>;
+  using type = mp::mp_rename<mp::mp_transform<spec, mp::mp_iota_c<r>>, dims>;
+};
+
+template <class T>
+struct concat_type_differs {
+  template <class U>
+  using fn = mp::mp_bool<!std::is_same_v<T, U>>;
+};
+
+template <class B>
+struct concat_backend_differs {
+  template <class X>
+  using fn = mp::mp_bool<!std::is_same_v<B, typename X::backend>>;
+};
+
+/// What is wrong with concat<D>(x0, xs...): a diagnostic class (named, not
+/// yet instantiated), `ill_formed` when an operand already is (reported
+/// before), or void.
+template <class D, class X0, class... Xs>
+constexpr auto concat_diagnosis() {
+  if constexpr (any_ill_formed_v<X0, Xs...>) {
+    return std::type_identity<ill_formed>{};
+  } else {
+    using L0 = typename X0::specs;
+    using operands = mp::mp_list<Xs...>;
+    using others = mp::mp_list<typename Xs::specs...>;
+    using types = mp::mp_list<typename Xs::value_type...>;
+    constexpr std::size_t bad_backend = mp::mp_find_if_q<operands, concat_backend_differs<typename X0::backend>>::value;
+    constexpr std::size_t bad_type = mp::mp_find_if_q<types, concat_type_differs<typename X0::value_type>>::value;
+    constexpr std::size_t bad_dims = mp::mp_find_if_q<others, concat_tags_differ<L0>>::value;
+    if constexpr (bad_backend < sizeof...(Xs)) {
+      return std::type_identity<diagnostic::backends_differ<call::concat, typename X0::backend,
+                                                            typename mp::mp_at_c<operands, bad_backend>::backend>>{};
+    } else if constexpr (bad_type < sizeof...(Xs)) {
+      return std::type_identity<
+          diagnostic::element_types_differ<call::concat, typename X0::value_type, mp::mp_at_c<types, bad_type>>>{};
+    } else if constexpr (!contains_v<D, L0>) {
+      return std::type_identity<diagnostic::not_a_dimension_of<call::concat, D, L0>>{};
+    } else if constexpr (bad_dims < sizeof...(Xs)) {
+      using diff = concat_first_difference<L0, mp::mp_at_c<others, bad_dims>>;
+      return std::type_identity<diagnostic::dims_differ<
+          call::concat, diagnostic::operand<bad_dims + 1>, diagnostic::at_position<diff::position>,
+          diagnostic::expected<typename diff::expected>, diagnostic::found<typename diff::found>>>{};
+    } else {
+      using ex = concat_extents<index_of_v<D, L0>, L0, typename Xs::specs...>;
+      if constexpr (ex::mismatch.position < rank_v<L0>) {
+        return std::type_identity<
+            diagnostic::extent_mismatch<call::concat, dim_of<spec_at<L0, ex::mismatch.position>>,
+                                        diagnostic::extents<ex::mismatch.first, ex::mismatch.second>>>{};
+      } else {
+        return std::type_identity<void>{};
+      }
+    }
+  }
+}
+
+}  // namespace detail
+
+/// @brief Joins two or more tensors along the dim D, in order:
+/// `concat<Steps>(a, b)` maps [Batch=2, Steps=3, Embed] and
+/// [Batch=2, Steps=4, Embed] to [Batch=2, Steps=7, Embed] (d2l's
+/// `torch.cat(..., dim=1)`).
+///
+/// Every operand must have the same dims in the same order and the same
+/// element type.  D's extent in the result is the sum, static when every
+/// operand's is; the other dims keep any static extent.  Copies into a new
+/// contiguous tensor; expressions are evaluated first.  Dims that differ
+/// (`dims_differ`, naming the operand and the first differing position),
+/// element types that differ (`element_types_differ`), D not a dim
+/// (`not_a_dimension_of`) or static extents that disagree
+/// (`extent_mismatch`) are compile errors; dynamic extents other than D's that
+/// disagree are a `shape_error` naming the dim and both sizes.
+template <class D, class X0, class... Xs>
+  requires(sizeof...(Xs) >= 1 && (Expression<X0> || is_ill_formed_v<X0>) &&
+           ((Expression<Xs> || is_ill_formed_v<Xs>) && ...))
+auto concat(X0 const& x0, Xs const&... xs) {
+  using diagnosis = typename decltype(detail::concat_diagnosis<D, X0, Xs...>())::type;
+  if constexpr (!std::is_void_v<diagnosis>) {
+    (void)diagnosis{};  // the compile error, unless an operand was ill_formed
+    return ill_formed{};
+  } else {
+    using L0 = typename X0::specs;
+    using B = typename X0::backend;
+    constexpr std::size_t pos = detail::index_of_v<D, L0>;
+    constexpr std::size_t r = X0::rank;
+    using ex = detail::concat_extents<pos, L0, typename Xs::specs...>;
+    using out_t = tensor_with_dims<B, typename X0::value_type, typename ex::type>;
+    auto const parts = std::tuple{eval(x0), eval(xs)...};
+    auto ext = std::get<0>(parts).extents();
+    ext[pos] = 0;
+    std::apply(
+        [&](auto const&... p) {
+          std::size_t k = 0;
+          (
+              [&] {
+                for (std::size_t i = 0; i < r; ++i) {
+                  if (i != pos && p.extents()[i] != ext[i]) {
+                    detail::throw_extent_mismatch("concat", detail::names_of<L0>::value[i], ext[i], p.extents()[i],
+                                                  "operand 0", "operand " + std::to_string(k));
+                  }
+                }
+                ext[pos] += p.extents()[pos];
+                ++k;
+              }(),
+              ...);
+        },
+        parts);
+    out_t out(uninitialized, ext);
+    if (out.size() > 0) {
+      index_t offset = 0;
+      std::apply(
+          [&](auto const&... p) {
+            ((backend_strided_copy(B{}, out.data() + offset * out.strides()[pos], out.strides(), p.data(), p.strides(),
+                                   p.extents()),
+              offset += p.extents()[pos]),
+             ...);
+          },
+          parts);
+    }
+    return out;
+  }
+}
+
+}  // namespace dimtensor

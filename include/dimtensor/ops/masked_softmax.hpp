@@ -1,0 +1,103 @@
+#pragma once
+/// @file
+/// @brief `masked_softmax<D>(scores, valid_lens)`: d2l's `masked_softmax`,
+/// along any named dim.
+///
+/// Exactly d2l's semantics: every score at index >= its row's valid length
+/// along D is replaced by -1e6, then softmax is taken along D.  So masked
+/// positions get (about) 0, a row of valid length 0 becomes uniform
+/// (1 / extent of D), and a row whose valid scores all lie below -1e6
+/// behaves as it does in PyTorch.  The kernel is fused: one set of sweeps
+/// per row (mask, max, exp, sum, normalize) and no masked copy of the scores.
+///
+/// `valid_lens` holds int32 or int64 lengths.  Its dims must be a leading
+/// part (a prefix, in order) of the scores' dims without D, and it
+/// broadcasts by name over the rest.  For scores `[Batch, Queries, KVPairs]`
+/// and D = KVPairs: `[Batch]` (d2l's 1-D valid_lens: one length per batch
+/// row, shared by its queries), `[Batch, Queries]` (d2l's 2-D valid_lens),
+/// or a rank-0 tensor (one length for all).  `[Queries]` is a compile error
+/// (`valid_lens_not_a_leading_part`).  A length below 0 or above D's extent
+/// throws `value_error` naming the value, its position and the extent
+/// (d2l would silently mask everything or nothing).
+///
+/// Without valid lengths (d2l's `valid_lens=None`) it is plain softmax:
+/// write `masked_softmax<D>(scores)` or `masked_softmax<D>(scores, std::nullopt)`;
+/// a `std::optional` of a lengths tensor chooses at run time.
+
+#include <cstddef>
+#include <optional>
+#include <type_traits>
+
+#include <dimtensor/backends/cpu/softmax.hpp>
+#include <dimtensor/core/concepts.hpp>
+#include <dimtensor/core/diagnostic.hpp>
+#include <dimtensor/core/dims.hpp>
+#include <dimtensor/core/tensor.hpp>
+#include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/ops/reduce.hpp>
+#include <dimtensor/ops/sequence_mask.hpp>
+#include <dimtensor/ops/softmax.hpp>
+
+namespace dimtensor {
+
+/// The value d2l's masked_softmax gives the masked scores before the softmax.
+inline constexpr double masked_softmax_fill = -1e6;
+
+/// @brief Softmax along D without valid lengths (d2l's `valid_lens=None`):
+/// the same as `softmax<D>(scores)`.
+template <class D, detail::Operand E>
+auto masked_softmax(E const& scores) {
+  return detail::softmax_along<call::masked_softmax, false, D>(scores);
+}
+
+/// @brief Softmax along D without valid lengths, spelled as d2l's
+/// `masked_softmax(X, None)`: `masked_softmax<D>(scores, std::nullopt)`.
+template <class D, detail::Operand E>
+auto masked_softmax(E const& scores, std::nullopt_t) {
+  return detail::softmax_along<call::masked_softmax, false, D>(scores);
+}
+
+/// @brief d2l's masked softmax along D: scores at index >= the valid length
+/// become -1e6, then softmax along D.
+///
+/// @p valid_lens: int32 or int64, dims a leading part of the scores' dims
+/// without D.  Throws `shape_error` when its extents differ from the
+/// scores', `value_error` for a length outside [0, extent of D].
+template <class D, detail::Operand E, detail::Operand L>
+auto masked_softmax(E const& scores, L const& valid_lens) {
+  if constexpr (any_ill_formed_v<E, L>) {
+    return ill_formed{};
+  } else if constexpr (detail::softmax_check<D, E>() != detail::softmax_status::ok) {
+    detail::diagnose_softmax<call::masked_softmax, D, E>();
+    return ill_formed{};
+  } else if constexpr (detail::valid_lens_check<D, E, L>() != detail::valid_lens_status::ok) {
+    detail::diagnose_valid_lens<call::masked_softmax, D, E, L>();
+    return ill_formed{};
+  } else {
+    using T = typename E::value_type;
+    auto const in = eval(scores).contiguous();
+    auto const lens = eval(valid_lens).contiguous();
+    index_t const repeat = detail::check_valid_lens_values<D>("masked_softmax", "scores", in, lens);
+    using out_t = std::remove_cvref_t<decltype(in)>;
+    out_t out(uninitialized, in.extents());
+    detail::split_extents const s = detail::split_around<detail::index_of_v<D, typename E::specs>>(in.extents());
+    backend_masked_softmax(typename E::backend{}, in.data(), out.data(), s.outer, s.n, s.inner, lens.data(), repeat,
+                           static_cast<T>(masked_softmax_fill));
+    return out;
+  }
+}
+
+/// @brief d2l's masked softmax with optional valid lengths, chosen at run
+/// time: masked when @p valid_lens holds a tensor, plain softmax when empty.
+template <class D, detail::Operand E, Expression L>
+auto masked_softmax(E const& scores, std::optional<L> const& valid_lens) {
+  using masked_t = decltype(masked_softmax<D>(scores, *valid_lens));
+  if constexpr (is_ill_formed_v<masked_t>) {
+    return ill_formed{};
+  } else {
+    if (valid_lens) return masked_softmax<D>(scores, *valid_lens);
+    return masked_t(masked_softmax<D>(scores));
+  }
+}
+
+}  // namespace dimtensor

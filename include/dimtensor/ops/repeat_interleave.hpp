@@ -1,0 +1,94 @@
+#pragma once
+/// @file
+/// @brief `repeat_interleave<D>(x, n)`: every index along D repeated n times
+/// (PyTorch's `repeat_interleave(x, n, dim)`); copies.
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <type_traits>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <dimtensor/backends/cpu/strided_copy.hpp>
+#include <dimtensor/core/concepts.hpp>
+#include <dimtensor/core/diagnostic.hpp>
+#include <dimtensor/core/dim.hpp>
+#include <dimtensor/core/dims.hpp>
+#include <dimtensor/core/error.hpp>
+#include <dimtensor/core/shape.hpp>
+#include <dimtensor/core/tensor.hpp>
+
+namespace dimtensor {
+
+namespace detail {
+
+/// What is wrong with repeat_interleave<D, To>(x, …): a diagnostic class
+/// (named, not yet instantiated), `ill_formed` when x already is (reported
+/// before), or void.
+template <class D, class To, class X>
+constexpr auto repeat_interleave_diagnosis() {
+  if constexpr (is_ill_formed_v<X>) {
+    return std::type_identity<ill_formed>{};
+  } else if constexpr (!DimTag<To>) {
+    return std::type_identity<diagnostic::not_a_dimension_tag<call::repeat_interleave, To>>{};
+  } else if constexpr (!contains_v<D, typename X::specs>) {
+    return std::type_identity<diagnostic::not_a_dimension_of<call::repeat_interleave, D, typename X::specs>>{};
+  } else if constexpr (!std::is_same_v<D, To> && contains_v<To, typename X::specs>) {
+    return std::type_identity<diagnostic::already_a_dimension_of<call::repeat_interleave, To, typename X::specs>>{};
+  } else {
+    return std::type_identity<void>{};
+  }
+}
+
+}  // namespace detail
+
+/// @brief Repeats every index along D @p repeats times in a row, into the
+/// dim To (D unless named) of extent extent(D)·repeats:
+/// `repeat_interleave<Batch, BatchHeads>(valid_lens, heads)` maps [Batch=2]
+/// {a, b} to [BatchHeads=2·heads] {a, a, …, b, b, …} (d2l's multi-head
+/// valid_lens).  To is dynamic.
+///
+/// Copies into a new contiguous tensor.  An expression is evaluated first.
+/// D not a dim of x (`not_a_dimension_of`), or To another dim of x
+/// (`already_a_dimension_of`), is a compile error; a negative @p repeats is a
+/// `value_error`.
+template <class D, class To = D, class X>
+  requires(Expression<X> || is_ill_formed_v<X>)
+auto repeat_interleave(X const& x, index_t repeats) {
+  using diagnosis = typename decltype(detail::repeat_interleave_diagnosis<D, To, X>())::type;
+  if constexpr (!std::is_void_v<diagnosis>) {
+    (void)diagnosis{};  // the compile error, unless x was ill_formed
+    return ill_formed{};
+  } else {
+    using L = typename X::specs;
+    constexpr std::size_t pos = detail::index_of_v<D, L>;
+    constexpr std::size_t r = X::rank;
+    if (repeats < 0) {
+      throw value_error("repeat_interleave: the number of repeats along dimension " + std::string(dim_name_v<D>) +
+                        " must not be negative, got " + std::to_string(repeats));
+    }
+    auto const t = eval(x);
+    auto ext = t.extents();
+    ext[pos] *= repeats;
+    using out_t =
+        tensor_with_dims<typename X::backend, typename X::value_type, boost::mp11::mp_replace_at_c<L, pos, To>>;
+    out_t out(uninitialized, ext);
+    // The output is x with a dim of extent `repeats` after D, which the
+    // source walks with stride 0: one broadcast copy.
+    std::array<index_t, r + 1> wide_ext{};
+    std::array<index_t, r + 1> src_str{};
+    for (std::size_t k = 0; k < r; ++k) {
+      std::size_t const to = k <= pos ? k : k + 1;
+      wide_ext[to] = t.extents()[k];
+      src_str[to] = t.strides()[k];
+    }
+    wide_ext[pos + 1] = repeats;
+    src_str[pos + 1] = 0;
+    backend_strided_copy(typename X::backend{}, out.data(), detail::row_major_strides(wide_ext), t.data(), src_str,
+                         wide_ext);
+    return out;
+  }
+}
+
+}  // namespace dimtensor

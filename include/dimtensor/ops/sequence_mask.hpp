@@ -1,0 +1,212 @@
+#pragma once
+/// @file
+/// @brief `sequence_mask<D>(x, valid_len, value)`: d2l's `sequence_mask`,
+/// generalized to any dim, and the valid-length checks it shares with
+/// `masked_softmax`.
+///
+/// Every element of x at index >= its row's valid length along D is
+/// replaced by `value`.  The valid lengths are an int32 or int64 tensor
+/// whose dims are a leading part (a prefix, in order) of x's dims without
+/// D; they broadcast by name over the remaining dims.  For d2l's
+/// `X [batch, steps]` with `valid_len [batch]`, that is
+/// `sequence_mask<Steps>(X, valid_len)` — or `sequence_mask(X, valid_len)`,
+/// which masks x's last dim.
+///
+/// Unlike d2l's, which writes into X, this returns a new tensor and leaves
+/// x as it was; assign the result back (`x.assign(sequence_mask(x, …))`) to
+/// get d2l's effect.  Also unlike d2l's, a valid length below 0 or above
+/// D's extent is a `value_error` (d2l masks everything or nothing).
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <dimtensor/backends/cpu/softmax.hpp>
+#include <dimtensor/core/concepts.hpp>
+#include <dimtensor/core/diagnostic.hpp>
+#include <dimtensor/core/dims.hpp>
+#include <dimtensor/core/error.hpp>
+#include <dimtensor/core/shape.hpp>
+#include <dimtensor/core/tensor.hpp>
+#include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/ops/reduce.hpp>
+
+namespace dimtensor {
+
+namespace diagnostic {
+
+/// The valid lengths of sequence_mask or masked_softmax do not hold integers.
+template <class Call, class T>
+struct valid_lens_not_integral {
+  static_assert(always_false<Call, T>,
+                "dimtensor: valid_lens must hold std::int32_t or std::int64_t elements "
+                "(see valid_lens_not_integral<call, element type of valid_lens> above)");
+};
+
+/// The valid lengths' dims do not lead the dims of the masked tensor without the masked dim.
+template <class Call, class ValidLensDims, class DimsWithoutMasked>
+struct valid_lens_not_a_leading_part {
+  static_assert(always_false<Call, ValidLensDims, DimsWithoutMasked>,
+                "dimtensor: valid_lens' dims must be a leading part (a prefix, in order) of the scores' dims "
+                "without the masked dimension (see valid_lens_not_a_leading_part<call, dims of valid_lens, "
+                "dims of the scores without the masked dimension> above)");
+};
+
+}  // namespace diagnostic
+
+namespace detail {
+
+/// The first position where the static extents of Lengths and Rest disagree, or rank_v<Lengths>.
+template <class Lengths, class Rest>
+constexpr std::size_t first_static_mismatch() {
+  constexpr auto a = static_extents_of<Lengths>::value;
+  constexpr auto b = static_extents_of<Rest>::value;
+  for (std::size_t i = 0; i < rank_v<Lengths>; ++i) {
+    if (a[i] != dynamic_extent && b[i] != dynamic_extent && a[i] != b[i]) return i;
+  }
+  return rank_v<Lengths>;
+}
+
+/// What the compile-time checks of a valid-lengths argument find first.
+enum class valid_lens_status { ok, absent_dim, backends_differ, not_integral, not_leading, extents_differ };
+
+// Checks valid lengths L for masking X along D.  Computed without
+// instantiating a diagnostic, so that the `if constexpr` testing it stays
+// a constant expression (see reduce_check).
+template <class D, class X, class L>
+constexpr valid_lens_status valid_lens_check() {
+  using S = typename X::specs;
+  using LS = typename L::specs;
+  using LT = typename L::value_type;
+  if constexpr (!contains_v<D, S>) {
+    return valid_lens_status::absent_dim;
+  } else if constexpr (!std::is_same_v<typename L::backend, typename X::backend>) {
+    return valid_lens_status::backends_differ;
+  } else if constexpr (!std::is_same_v<LT, std::int32_t> && !std::is_same_v<LT, std::int64_t>) {
+    return valid_lens_status::not_integral;
+  } else if constexpr (!is_prefix_v<LS, remove_dim<D, S>>) {
+    return valid_lens_status::not_leading;
+  } else if constexpr (first_static_mismatch<LS, remove_dim<D, S>>() < rank_v<LS>) {
+    return valid_lens_status::extents_differ;
+  } else {
+    return valid_lens_status::ok;
+  }
+}
+
+/// Instantiates the diagnostic for what valid_lens_check found, naming @p Call.
+template <class Call, class D, class X, class L>
+void diagnose_valid_lens() {
+  using S = typename X::specs;
+  using LS = typename L::specs;
+  using rest = remove_dim<D, S>;
+  constexpr valid_lens_status status = valid_lens_check<D, X, L>();
+  if constexpr (status == valid_lens_status::absent_dim) {
+    (void)diagnostic::not_a_dimension_of<Call, D, S>{};
+  } else if constexpr (status == valid_lens_status::backends_differ) {
+    static_assert(diagnostic::always_false<L, X>,
+                  "dimtensor: valid_lens lives on another backend than the tensor it masks; move it explicitly");
+  } else if constexpr (status == valid_lens_status::not_integral) {
+    (void)diagnostic::valid_lens_not_integral<Call, typename L::value_type>{};
+  } else if constexpr (status == valid_lens_status::not_leading) {
+    (void)diagnostic::valid_lens_not_a_leading_part<Call, LS, rest>{};
+  } else if constexpr (status == valid_lens_status::extents_differ) {
+    constexpr std::size_t bad = first_static_mismatch<LS, rest>();
+    (void)diagnostic::extent_mismatch<Call, dim_of<spec_at<LS, bad>>,
+                                      diagnostic::extents<static_extent_v<spec_at<rest, bad>>,
+                                                          static_extent_v<spec_at<LS, bad>>>>{};
+  }
+}
+
+/// @brief Checks the run-time extents and values of valid lengths @p lens
+/// for masking @p x along D, and returns how many consecutive rows (of x
+/// seen as [outer, n, inner] around D) share one length.
+///
+/// Throws `shape_error` when an extent of lens differs from x's for the
+/// same dim, and `value_error` naming the first length outside
+/// [0, extent of D], its position and the extent.
+template <class D, class XT, class LT>
+index_t check_valid_lens_values(std::string_view call, std::string_view x_name, XT const& x, LT const& lens) {
+  using S = typename XT::specs;
+  using LS = typename LT::specs;
+  constexpr std::size_t I = index_of_v<D, S>;
+  constexpr std::size_t RL = LT::rank;
+  auto const& xe = x.extents();
+  auto const& le = lens.extents();
+  auto position_in_x = [](std::size_t k) { return k < I ? k : k + 1; };
+  for (std::size_t k = 0; k < RL; ++k) {
+    if (le[k] != xe[position_in_x(k)]) {
+      throw_extent_mismatch(call, names_of<LS>::value[k], xe[position_in_x(k)], le[k], x_name, "valid_lens");
+    }
+  }
+  index_t repeat = 1;
+  for (std::size_t k = RL; k + 1 < XT::rank; ++k) repeat *= xe[position_in_x(k)];
+  index_t const extent = xe[I];
+  index_t const bad = backend_first_invalid_length(typename LT::backend{}, lens.data(), lens.size(), extent);
+  if (bad >= 0) {
+    std::array<index_t, RL> at{};
+    index_t rem = bad;
+    for (std::size_t k = RL; k-- > 0;) {
+      at[k] = rem % le[k];
+      rem /= le[k];
+    }
+    throw value_error(std::string(call) + ": valid length " + std::to_string(lens.data()[bad]) + " at valid_lens" +
+                      shape_string<LS>(at) + " is out of range for dimension " + std::string(dim_name_v<D>) +
+                      " of extent " + std::to_string(extent) + " (a valid length must lie in [0, " +
+                      std::to_string(extent) + "])");
+  }
+  return repeat > 0 ? repeat : 1;
+}
+
+}  // namespace detail
+
+/// @brief d2l's `sequence_mask`, along any dim D: a copy of @p x in which
+/// every element at index >= its row's valid length along D is @p value.
+///
+/// @p valid_len holds int32 or int64 lengths, one per row; its dims must be
+/// a leading part of x's dims without D (else a compile error,
+/// `valid_lens_not_a_leading_part<call::sequence_mask, …>`), and it
+/// broadcasts over the rest.  A length outside [0, extent of D] throws
+/// `value_error`.  Returns a new tensor (d2l's version writes into X).
+template <class D, detail::Operand E, detail::Operand L, Scalar V = int>
+auto sequence_mask(E const& x, L const& valid_len, V value = V(0)) {
+  if constexpr (any_ill_formed_v<E, L>) {
+    return ill_formed{};
+  } else if constexpr (detail::valid_lens_check<D, E, L>() != detail::valid_lens_status::ok) {
+    detail::diagnose_valid_lens<call::sequence_mask, D, E, L>();
+    return ill_formed{};
+  } else {
+    using T = typename E::value_type;
+    static_assert(detail::scalar_fits<E, V>(),
+                  "dimtensor: a floating-point mask value with an integer tensor; cast the tensor first (cast<float>(x))");
+    auto const in = eval(x).contiguous();
+    auto const lens = eval(valid_len).contiguous();
+    index_t const repeat = detail::check_valid_lens_values<D>("sequence_mask", "x", in, lens);
+    using out_t = std::remove_cvref_t<decltype(in)>;
+    out_t out(uninitialized, in.extents());
+    detail::split_extents const s = detail::split_around<detail::index_of_v<D, typename E::specs>>(in.extents());
+    backend_sequence_mask(typename E::backend{}, in.data(), out.data(), s.outer, s.n, s.inner, lens.data(), repeat,
+                          static_cast<T>(value));
+    return out;
+  }
+}
+
+/// @brief d2l's `sequence_mask(X, valid_len, value)`: masks x's last dim
+/// (`sequence_mask<D>` with D the last dim of x).
+template <detail::Operand E, detail::Operand L, Scalar V = int>
+auto sequence_mask(E const& x, L const& valid_len, V value = V(0)) {
+  if constexpr (any_ill_formed_v<E, L>) {
+    return ill_formed{};
+  } else if constexpr (E::rank == 0) {
+    static_assert(diagnostic::always_false<E>, "dimtensor: sequence_mask needs a tensor with at least one dim to mask");
+    return ill_formed{};
+  } else {
+    return sequence_mask<dim_of<boost::mp11::mp_back<typename E::specs>>>(x, valid_len, value);
+  }
+}
+
+}  // namespace dimtensor

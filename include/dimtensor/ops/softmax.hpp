@@ -1,0 +1,99 @@
+#pragma once
+/// @file
+/// @brief `softmax<D>(x)` and `log_softmax<D>(x)` along any named dim.
+///
+/// Both are numerically stable: they subtract the maximum along D before
+/// exponentiating, and `log_softmax` is computed as
+/// `x - max - log(sum(exp(x - max)))`, never as `log(softmax(x))`, so large
+/// logits give neither overflow nor NaN.  They are evaluation boundaries:
+/// they accept any expression of float or double elements, evaluate it, and
+/// return a new tensor of the same dims.  A D that is not a dim of x is a
+/// compile error (`not_a_dimension_of<call::softmax, D, dims<...>>`), and so
+/// is an integer tensor (`needs_floating_point<call::softmax, int>`).
+
+#include <cstddef>
+#include <type_traits>
+
+#include <dimtensor/backends/cpu/softmax.hpp>
+#include <dimtensor/core/concepts.hpp>
+#include <dimtensor/core/diagnostic.hpp>
+#include <dimtensor/core/dims.hpp>
+#include <dimtensor/core/tensor.hpp>
+#include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/ops/reduce.hpp>
+
+namespace dimtensor {
+
+namespace detail {
+
+/// What the compile-time checks of a softmax find first.
+enum class softmax_status { ok, absent_dim, not_floating_point };
+
+// Computed without instantiating a diagnostic, so that the `if constexpr`
+// testing it stays a constant expression (see reduce_check).
+template <class D, class E>
+constexpr softmax_status softmax_check() {
+  if constexpr (!contains_v<D, typename E::specs>) {
+    return softmax_status::absent_dim;
+  } else if constexpr (!std::is_floating_point_v<typename E::value_type>) {
+    return softmax_status::not_floating_point;
+  } else {
+    return softmax_status::ok;
+  }
+}
+
+/// Instantiates the diagnostic for what softmax_check found, naming @p Call.
+template <class Call, class D, class E>
+void diagnose_softmax() {
+  constexpr softmax_status status = softmax_check<D, E>();
+  if constexpr (status == softmax_status::absent_dim) {
+    (void)diagnostic::not_a_dimension_of<Call, D, typename E::specs>{};
+  } else if constexpr (status == softmax_status::not_floating_point) {
+    (void)diagnostic::needs_floating_point<Call, typename E::value_type>{};
+  }
+}
+
+/// softmax (or log_softmax when Log) of @p x along D; checks done.
+template <bool Log, class D, class E>
+auto softmax_unchecked(E const& x) {
+  auto const in = eval(x).contiguous();
+  using out_t = std::remove_cvref_t<decltype(in)>;
+  out_t out(uninitialized, in.extents());
+  split_extents const s = split_around<index_of_v<D, typename E::specs>>(in.extents());
+  if constexpr (Log) {
+    backend_log_softmax(typename E::backend{}, in.data(), out.data(), s.outer, s.n, s.inner);
+  } else {
+    backend_softmax(typename E::backend{}, in.data(), out.data(), s.outer, s.n, s.inner);
+  }
+  return out;
+}
+
+template <class Call, bool Log, class D, class E>
+auto softmax_along(E const& x) {
+  if constexpr (is_ill_formed_v<E>) {
+    return ill_formed{};
+  } else if constexpr (softmax_check<D, E>() != softmax_status::ok) {
+    diagnose_softmax<Call, D, E>();
+    return ill_formed{};
+  } else {
+    return softmax_unchecked<Log, D>(x);
+  }
+}
+
+}  // namespace detail
+
+/// @brief Softmax along D: `exp(x - max) / sum(exp(x - max))`, the sums
+/// taken along D.  `softmax<KVPairs>(scores)` normalizes each row of
+/// attention scores; D may be any dim, not only the last.
+template <class D, detail::Operand E>
+auto softmax(E const& x) {
+  return detail::softmax_along<call::softmax, false, D>(x);
+}
+
+/// @brief log_softmax along D: `x - max - log(sum(exp(x - max)))`.
+template <class D, detail::Operand E>
+auto log_softmax(E const& x) {
+  return detail::softmax_along<call::log_softmax, true, D>(x);
+}
+
+}  // namespace dimtensor

@@ -1,0 +1,140 @@
+#pragma once
+/// @file
+/// @brief `split<D, Outer, Inner>(x, Outer(n))`: one dim becomes two, as a view.
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <type_traits>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <dimtensor/core/concepts.hpp>
+#include <dimtensor/core/diagnostic.hpp>
+#include <dimtensor/core/dim.hpp>
+#include <dimtensor/core/dims.hpp>
+#include <dimtensor/core/error.hpp>
+#include <dimtensor/core/tensor.hpp>
+
+namespace dimtensor {
+
+namespace diagnostic {
+
+template <class Call, class Dim, class Extents>
+struct not_divisible {
+  static_assert(always_false<Call, Dim, Extents>,
+                "dimtensor: the static extent of the dimension is not a multiple of the number of parts it is "
+                "split into (see not_divisible<call, dimension, extents<extent, parts>> above)");
+};
+
+template <class Call, class Outer, class Given>
+struct parts_not_an_extent_of {
+  static_assert(always_false<Call, Outer, Given>,
+                "dimtensor: split<D, Outer, Inner>(x, n): n is the extent of Outer, written Outer(n) or "
+                "Outer::fixed<n>{} (see parts_not_an_extent_of<call, Outer, what was given> above)");
+};
+
+}  // namespace diagnostic
+
+namespace detail {
+
+/// What is wrong with split<D, Outer, Inner>(x, n) where n is a Count: a
+/// diagnostic class (named, not yet instantiated), `ill_formed` when x already
+/// is (reported before), or void.
+template <class D, class Outer, class Inner, class Count, class X>
+constexpr auto split_diagnosis() {
+  if constexpr (is_ill_formed_v<X>) {
+    return std::type_identity<ill_formed>{};
+  } else {
+    using L = typename X::specs;
+    using rest = remove_dim<D, L>;
+    if constexpr (!DimTag<Outer>) {
+      return std::type_identity<diagnostic::not_a_dimension_tag<call::split, Outer>>{};
+    } else if constexpr (!DimTag<Inner>) {
+      return std::type_identity<diagnostic::not_a_dimension_tag<call::split, Inner>>{};
+    } else if constexpr (!std::is_same_v<dim_of<Count>, Outer>) {
+      return std::type_identity<diagnostic::parts_not_an_extent_of<call::split, Outer, Count>>{};
+    } else if constexpr (!contains_v<D, L>) {
+      return std::type_identity<diagnostic::not_a_dimension_of<call::split, D, L>>{};
+    } else if constexpr (std::is_same_v<Outer, Inner>) {
+      return std::type_identity<diagnostic::named_twice<call::split, Outer, dims<Outer, Inner>>>{};
+    } else if constexpr (contains_v<Outer, rest>) {
+      return std::type_identity<diagnostic::already_a_dimension_of<call::split, Outer, L>>{};
+    } else if constexpr (contains_v<Inner, rest>) {
+      return std::type_identity<diagnostic::already_a_dimension_of<call::split, Inner, L>>{};
+    } else {
+      constexpr index_t e = static_extent_v<spec_for<D, L>>;
+      constexpr index_t n = static_extent_v<Count>;
+      if constexpr (e != dynamic_extent && n != dynamic_extent && (n == 0 || e % n != 0)) {
+        return std::type_identity<diagnostic::not_divisible<call::split, D, diagnostic::extents<e, n>>>{};
+      } else {
+        return std::type_identity<void>{};
+      }
+    }
+  }
+}
+
+template <class D, class Outer, class Inner, class Count, class L>
+struct split_result {
+  static constexpr std::size_t pos = index_of_v<D, L>;
+  static constexpr index_t e = static_extent_v<spec_at<L, pos>>;
+  static constexpr index_t n = static_extent_v<Count>;
+  using outer = std::conditional_t<n == dynamic_extent, Outer, fixed<Outer, (n > 0 ? n : 1)>>;
+  using inner = std::conditional_t<e == dynamic_extent || n == dynamic_extent, Inner,
+                                   fixed<Inner, (e >= 0 && n > 0 ? e / n : 0)>>;
+  using type = mp::mp_insert_c<mp::mp_erase_c<L, pos, pos + 1>, pos, outer, inner>;
+};
+
+}  // namespace detail
+
+/// @brief Splits the dim D into Outer (extent n) followed by Inner (extent
+/// extent(D) / n), row-major, like a reshape: with heads 3,
+/// `split<Hidden, Heads, HeadFeat>(x, Heads(3))` maps [Batch, Queries, Hidden=6]
+/// to [Batch, Queries, Heads=3, HeadFeat=2] (d2l's transpose_qkv reshape).
+///
+/// n is `Outer(n)` or `Outer::fixed<N>{}`.  Outer is static when n is;
+/// Inner is static when D and n both are.  A view for any strides: the
+/// result shares x's elements.  An expression is evaluated first.
+/// D not a dim of x (`not_a_dimension_of`), Outer or Inner already dims of x
+/// (`already_a_dimension_of`), Outer the same as Inner (`named_twice`), or
+/// static extents that do not divide (`not_divisible`) are compile errors;
+/// dynamic ones that do not divide, or n ≤ 0, are a `value_error` naming D,
+/// its extent and n.
+template <class D, class Outer, class Inner, class X, class Count>
+  requires(Expression<X> || is_ill_formed_v<X>)
+auto split(X const& x, Count const& parts) {
+  using diagnosis = typename decltype(detail::split_diagnosis<D, Outer, Inner, Count, X>())::type;
+  if constexpr (!std::is_void_v<diagnosis>) {
+    (void)diagnosis{};  // the compile error, unless x was ill_formed
+    return ill_formed{};
+  } else {
+    using L = typename X::specs;
+    using shape = detail::split_result<D, Outer, Inner, Count, L>;
+    constexpr std::size_t pos = shape::pos;
+    constexpr std::size_t r = X::rank;
+    index_t const n = detail::named_extent(parts);
+    auto const t = eval(x);
+    index_t const e = t.extents()[pos];
+    if (n <= 0 || e % n != 0) {
+      throw value_error("split: dimension " + std::string(dim_name_v<D>) + " of extent " + std::to_string(e) +
+                        " cannot be split into " + std::string(dim_name_v<Outer>) + "=" + std::to_string(n) +
+                        " parts" + (n <= 0 ? " (the number of parts must be positive)" : " (not a divisor)"));
+    }
+    std::array<index_t, r + 1> ext{};
+    std::array<index_t, r + 1> str{};
+    for (std::size_t k = 0; k < r; ++k) {
+      std::size_t const to = k <= pos ? k : k + 1;
+      ext[to] = t.extents()[k];
+      str[to] = t.strides()[k];
+    }
+    index_t const s = t.strides()[pos];
+    ext[pos] = n;
+    ext[pos + 1] = e / n;
+    str[pos] = s * (e / n);
+    str[pos + 1] = s;
+    return tensor_with_dims<typename X::backend, typename X::value_type, typename shape::type>(t.storage(), t.data(),
+                                                                                             ext, str);
+  }
+}
+
+}  // namespace dimtensor
