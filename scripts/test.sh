@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The whole check, as CI runs it (.ci/run):
+#   1. missing Debian packages are installed (scripts/deps.sh);
+#   2. release build (preset `release`: tests, examples, benchmarks, docs),
+#      then every CTest test: unit, parity, compile-fail, header, package,
+#      example and benchmark-smoke tests;
+#   3. sanitizer build (preset `asan`: AddressSanitizer + UBSan) of the unit
+#      and parity tests only, run under CTest.
+# Exits nonzero when any build or test fails; the last line sums up the tests.
+#   DIMTENSOR_JOBS=N   parallel jobs (default: number of cores)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+started=$SECONDS
+scripts/deps.sh
+source scripts/env.sh
+
+failures=()
+summaries=()
+passed_total=0
+failed_total=0
+
+# run_phase <name> <preset>: configure, build and test one preset.
+run_phase() {
+  local name=$1 preset=$2 phase_start=$SECONDS
+  local log="build/${preset}-ctest.log"
+  echo
+  echo "=== ${name}: configure, build and test (preset ${preset}, ${jobs} jobs)"
+  mkdir -p build
+  if ! cmake --preset "$preset" "${cmake_launcher[@]}"; then
+    failures+=("${name}: configure failed")
+    return
+  fi
+  if ! cmake --build --preset "$preset" --parallel "$jobs"; then
+    failures+=("${name}: build failed")
+    return
+  fi
+  local rc
+  ctest --preset "$preset" --parallel "$jobs" 2>&1 | tee "$log"
+  rc=$?  # ctest's status: pipefail is on
+  local line
+  line=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1 || true)
+  if [[ "$line" =~ ([0-9]+)\ tests?\ failed\ out\ of\ ([0-9]+) ]]; then
+    local failed=${BASH_REMATCH[1]} total=${BASH_REMATCH[2]}
+    passed_total=$((passed_total + total - failed))
+    failed_total=$((failed_total + failed))
+  fi
+  summaries+=("${name} (${preset}, $((SECONDS - phase_start)) s): ${line:-no ctest summary}")
+  if ((rc != 0)); then
+    failures+=("${name}: ctest failed (log: ${log})")
+  fi
+}
+
+set +e
+run_phase "release" release
+run_phase "sanitizers" asan
+set -e
+
+echo
+echo "=== summary ($((SECONDS - started)) s in all)"
+for summary in "${summaries[@]}"; do
+  echo "  ${summary}"
+done
+for failure in "${failures[@]}"; do
+  echo "  FAILED ${failure}"
+done
+echo "total: ${passed_total} passed, ${failed_total} failed"
+((${#failures[@]} == 0))
