@@ -43,3 +43,6 @@
 
 #include <dimtensor/io/npy.hpp>
 #include <dimtensor/io/print.hpp>
+
+#include <dimtensor/nn/dropout.hpp>
+#include <dimtensor/nn/linear.hpp>

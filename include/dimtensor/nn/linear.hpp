@@ -1,0 +1,241 @@
+#pragma once
+/// @file
+/// @brief `nn::linear<In, Out, T>`: PyTorch's `nn.Linear`, named by the dims
+/// it maps.
+///
+/// `linear<QueryFeat, Hidden>` maps a tensor's QueryFeat dim to Hidden,
+/// wherever QueryFeat is: [Batch, Queries, QueryFeat] → [Batch, Queries, Hidden].
+/// Because the module names its input dim, applying it to the wrong tensor
+/// (d2l's `W_q(keys)`, keys being [Batch, KVPairs, KeyFeat]) is a compile
+/// error naming the module and the tensor's dims, not a silent matmul of two
+/// feature sizes that happen to agree.
+
+#include <boost/mp11/algorithm.hpp>
+#include <cmath>
+#include <dimtensor/core/diagnostic.hpp>
+#include <dimtensor/core/dims.hpp>
+#include <dimtensor/core/error.hpp>
+#include <dimtensor/core/shape.hpp>
+#include <dimtensor/core/tensor.hpp>
+#include <dimtensor/io/npy.hpp>
+#include <dimtensor/ops/contract.hpp>
+#include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/ops/permute.hpp>
+#include <dimtensor/ops/random.hpp>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace dimtensor {
+
+namespace call {
+/// `nn::linear<In, Out>::operator()`.
+struct linear {};
+}  // namespace call
+
+namespace diagnostic {
+
+/// `linear<In, Out>` applied to a tensor of dims @p Dims, which lack In.
+template <class In, class Out, class Dims>
+struct linear_input_lacks_dim {
+  static_assert(always_false<In, Out, Dims>,
+                "dimtensor: linear<In, Out> applied to a tensor without its input dim In "
+                "(see linear_input_lacks_dim<In, Out, dims of the tensor> above); "
+                "apply the module built for this tensor's features, or rename the dim");
+};
+
+/// `linear<In, Out>` applied to a tensor of dims @p Dims, which already have Out.
+template <class In, class Out, class Dims>
+struct linear_output_dim_present {
+  static_assert(always_false<In, Out, Dims>,
+                "dimtensor: linear<In, Out> applied to a tensor that already has its output dim Out, "
+                "and a dim may appear only once (see linear_output_dim_present<In, Out, dims of the tensor> above)");
+};
+
+}  // namespace diagnostic
+
+namespace nn {
+
+namespace detail {
+
+/// permute<Ds...>(x) for the tags of a list.
+template <class Tags>
+struct permute_to;
+template <template <class...> class List, class... Ds>
+struct permute_to<List<Ds...>> {
+  template <class X>
+  static auto apply(X const& x) {
+    return dimtensor::permute<Ds...>(x);
+  }
+};
+
+/// What is wrong with applying linear<In, Out, T> to an X: a diagnostic
+/// class (named, not yet instantiated), `ill_formed`, or void.
+template <class In, class Out, class T, class X>
+constexpr auto linear_diagnosis() {
+  if constexpr (is_ill_formed_v<X> || std::is_same_v<In, Out>) {  // In == Out: reported by linear itself
+    return std::type_identity<ill_formed>{};
+  } else if constexpr (!std::is_same_v<typename X::backend, cpu>) {
+    return std::type_identity<diagnostic::backends_differ<call::linear, typename X::backend, cpu>>{};
+  } else if constexpr (!std::is_same_v<typename X::value_type, T>) {
+    return std::type_identity<diagnostic::element_types_differ<call::linear, typename X::value_type, T>>{};
+  } else if constexpr (!dimtensor::detail::contains_v<In, typename X::specs>) {
+    return std::type_identity<diagnostic::linear_input_lacks_dim<In, Out, typename X::specs>>{};
+  } else if constexpr (dimtensor::detail::contains_v<Out, typename X::specs>) {
+    return std::type_identity<diagnostic::linear_output_dim_present<In, Out, typename X::specs>>{};
+  } else {
+    return std::type_identity<void>{};
+  }
+}
+
+}  // namespace detail
+
+/// @brief A named parameter of a module: its `state_dict` key and the tensor.
+template <class Tensor>
+struct named_parameter {
+  /// PyTorch's `state_dict` key ("weight", "bias").
+  std::string_view name;
+  /// The parameter, owned by the module.
+  std::reference_wrapper<Tensor> value;
+};
+
+/// @brief `nn.Linear` mapping the dim In to the dim Out: y = x·Wᵀ + b.
+///
+/// `weight` has PyTorch's layout [Out, In]; `bias` is [Out] (zeros, and
+/// unused, when built without one).  Both start as PyTorch initializes them:
+/// uniform in [-1/√in, 1/√in).
+/// In and Out must differ (the weight may not name a dim twice): a square
+/// layer maps to a second name, renamed back after if needed.
+template <class In, class Out, class T = float>
+class linear {
+  static_assert(DimTag<In> && DimTag<Out>,
+                "dimtensor: linear<In, Out, T> needs dimension tags declared with DIMTENSOR_DIM for In and Out");
+  static_assert(!std::is_same_v<In, Out>,
+                "dimtensor: linear<In, Out> needs two different dims, since its weight [Out, In] may not name a dim "
+                "twice; name the output features, e.g. linear<Hidden, OutFeat>, and rename<OutFeat, Hidden> after");
+
+ public:
+  /// The weight's type, [Out, In] (a placeholder when In and Out are the
+  /// same dim, which is reported once, above).
+  using weight_type = std::conditional_t<std::is_same_v<In, Out>, tensor<T, Out>, tensor<T, Out, In>>;
+  /// The bias's type, [Out].
+  using bias_type = tensor<T, Out>;
+
+  /// The weight, [Out, In] as in PyTorch.
+  weight_type weight;
+  /// The bias, [Out]; zeros and unused unless has_bias().
+  bias_type bias;
+
+  /// A layer mapping @p in features to @p out, with a bias if @p with_bias,
+  /// drawn from @p gen (kaiming-uniform, as `nn.Linear.reset_parameters`).
+  /// `value_error` when an extent is not positive.
+  linear(In in, Out out, bool with_bias, generator& gen) : has_bias_(with_bias) {
+    if (in.value <= 0 || out.value <= 0) {
+      throw value_error("linear: extents must be positive, got " + std::string(dim_name_v<In>) + " " +
+                        std::to_string(in.value) + " and " + std::string(dim_name_v<Out>) + " " +
+                        std::to_string(out.value));
+    }
+    double const bound = 1.0 / std::sqrt(static_cast<double>(in.value));
+    if constexpr (!std::is_same_v<In, Out>) weight = uniform<T>(gen, -bound, bound, out, in);
+    bias = has_bias_ ? bias_type(uniform<T>(gen, -bound, bound, out))
+                     : bias_type(typename bias_type::extents_type{out.value});
+  }
+  /// As above, drawing from `default_generator()`.
+  linear(In in, Out out, bool with_bias = true) : linear(in, out, with_bias, default_generator()) {}
+  /// With a bias, drawn from @p gen.
+  linear(In in, Out out, generator& gen) : linear(in, out, true, gen) {}
+
+  /// Whether the layer adds a bias.
+  bool has_bias() const noexcept { return has_bias_; }
+  /// The extent of In.
+  index_t in_features() const { return weight.template extent<In>(); }
+  /// The extent of Out.
+  index_t out_features() const { return weight.template extent<Out>(); }
+
+  /// @brief Applies the layer: @p x's dims with In replaced by Out, in place.
+  ///
+  /// x must be a cpu expression of element type T with the dim In and
+  /// without Out (compile-time diagnostics `linear_input_lacks_dim`,
+  /// `linear_output_dim_present`, `element_types_differ` name the module's
+  /// dims); In's extent must be in_features() (`shape_error` naming
+  /// "linear", In and both sizes).  When In is not x's last dim the result
+  /// is a permuted view of a fresh tensor.
+  template <class X>
+    requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
+  auto operator()(X const& x) const {
+    using diagnosis = typename decltype(detail::linear_diagnosis<In, Out, T, X>())::type;
+    if constexpr (!std::is_void_v<diagnosis>) {
+      (void)diagnosis{};  // the compile error, unless x was ill_formed
+      return ill_formed{};
+    } else {
+      auto const xt = eval(x);
+      index_t const n = xt.template extent<In>();
+      if (n != in_features())
+        dimtensor::detail::throw_extent_mismatch("linear", dim_name_v<In>, n, in_features(), "input", "weight");
+      auto y = dimtensor::detail::contract_tensors<In>("linear", xt, weight);
+      if (has_bias_) y = y + bias;  // y ends with Out, so bias aligns from the right
+      using target = boost::mp11::mp_replace<dimtensor::detail::tags_of<typename X::specs>, In, Out>;
+      return detail::permute_to<target>::apply(y);
+    }
+  }
+
+  /// The parameters under PyTorch's `state_dict` keys: "weight", then
+  /// "bias" when the layer has one.
+  std::pair<std::vector<named_parameter<weight_type>>, std::vector<named_parameter<bias_type>>> named_parameters() {
+    std::vector<named_parameter<weight_type>> w{{"weight", std::ref(weight)}};
+    std::vector<named_parameter<bias_type>> b;
+    if (has_bias_) b.push_back({"bias", std::ref(bias)});
+    return {std::move(w), std::move(b)};
+  }
+
+  /// @brief Loads the parameters from `<folder>/<prefix>weight.npy` (and
+  /// `<prefix>bias.npy` when the layer has a bias), as saved from PyTorch's
+  /// `state_dict` (e.g. prefix "W_q.").
+  ///
+  /// Each file must be [out_features, in_features] (resp. [out_features])
+  /// of element type T; any failure is an `io_error` naming "linear" and
+  /// the key.  Nothing is replaced unless every file loads.
+  void load_parameters(std::filesystem::path const& folder, std::string_view prefix = "") {
+    std::string const wkey = std::string(prefix) + "weight";
+    weight_type w = load_parameter<weight_type>(folder, wkey);
+    if (w.template extent<Out>() != out_features() || w.template extent<In>() != in_features()) {
+      throw io_error("linear: parameter " + wkey + ": shape " +
+                     dimtensor::detail::shape_string<typename weight_type::specs>(w.extents()) +
+                     " but the layer's weight is " +
+                     dimtensor::detail::shape_string<typename weight_type::specs>(weight.extents()));
+    }
+    bias_type b = bias;
+    if (has_bias_) {
+      std::string const bkey = std::string(prefix) + "bias";
+      b = load_parameter<bias_type>(folder, bkey);
+      if (b.template extent<Out>() != out_features()) {
+        throw io_error("linear: parameter " + bkey + ": shape " +
+                       dimtensor::detail::shape_string<typename bias_type::specs>(b.extents()) +
+                       " but the layer's bias is " +
+                       dimtensor::detail::shape_string<typename bias_type::specs>(bias.extents()));
+      }
+    }
+    weight = std::move(w);
+    bias = std::move(b);
+  }
+
+ private:
+  bool has_bias_;
+
+  template <class Tensor>
+  static Tensor load_parameter(std::filesystem::path const& folder, std::string const& key) {
+    try {
+      return load_npy<Tensor>(folder / (key + ".npy"));
+    } catch (io_error const& e) {
+      throw io_error("linear: parameter " + key + ": " + e.what());
+    }
+  }
+};
+
+}  // namespace nn
+
+}  // namespace dimtensor
