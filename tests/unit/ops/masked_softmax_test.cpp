@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "unit/support/softmax_reference.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -18,10 +20,8 @@ DIMTENSOR_DIM(Heads);
 DIMTENSOR_DIM(Queries);
 DIMTENSOR_DIM(KVPairs);
 
-inline float draw(std::uint32_t& state) {
-  state = state * 1664525u + 1013904223u;
-  return static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 6.0f - 3.0f;
-}
+using test_support::check_against;
+using test_support::draw;
 
 using scores_t = dt::tensor<float, Batch, Queries, KVPairs>;
 
@@ -36,37 +36,7 @@ scores_t random_scores(dt::index_t b, dt::index_t q, dt::index_t k, std::uint32_
 // len_of(i, k) gives the length of the row at the two other axes' indices (in order).
 template <class T, class LenOf>
 std::vector<double> reference(T const& x, int axis, LenOf const& len_of) {
-  auto const& e = x.extents();
-  std::vector<double> out(static_cast<std::size_t>(x.size()));
-  auto flat = [&](dt::index_t a, dt::index_t b, dt::index_t c) { return static_cast<std::size_t>((a * e[1] + b) * e[2] + c); };
-  dt::index_t const n = e[static_cast<std::size_t>(axis)];
-  dt::index_t const r0 = axis == 0 ? e[1] : e[0];
-  dt::index_t const r1 = axis == 2 ? e[1] : e[2];
-  for (dt::index_t i = 0; i < r0; ++i) {
-    for (dt::index_t k = 0; k < r1; ++k) {
-      auto pos = [&](dt::index_t j) { return axis == 0 ? flat(j, i, k) : axis == 1 ? flat(i, j, k) : flat(i, k, j); };
-      dt::index_t const len = len_of(i, k);
-      std::vector<double> v(static_cast<std::size_t>(n));
-      for (dt::index_t j = 0; j < n; ++j) v[static_cast<std::size_t>(j)] = j < len ? static_cast<double>(x.data()[pos(j)]) : -1e6;
-      double m = -INFINITY;
-      for (double a : v) m = std::max(m, a);
-      double s = 0;
-      for (double a : v) s += std::exp(a - m);
-      for (dt::index_t j = 0; j < n; ++j) out[pos(j)] = std::exp(v[static_cast<std::size_t>(j)] - m) / s;
-    }
-  }
-  return out;
-}
-
-template <class T>
-void check_against(T const& got, std::vector<double> const& want, double tol) {
-  REQUIRE(got.size() == static_cast<dt::index_t>(want.size()));
-  REQUIRE(got.is_contiguous());
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    INFO("element " << i);
-    REQUIRE(std::isfinite(static_cast<double>(got.data()[i])));
-    CHECK(static_cast<double>(got.data()[i]) == Approx(want[i]).margin(tol).epsilon(0));
-  }
+  return test_support::softmax_reference(x, axis, false, len_of);
 }
 
 TEST_CASE("masked_softmax: d2l's two demos", "[masked_softmax]") {

@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "unit/support/softmax_reference.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -18,10 +20,8 @@ DIMTENSOR_DIM(Queries);
 DIMTENSOR_DIM(KVPairs);
 DIMTENSOR_DIM(Hidden);
 
-inline float draw(std::uint32_t& state) {
-  state = state * 1664525u + 1013904223u;
-  return static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 6.0f - 3.0f;
-}
+using test_support::check_against;
+using test_support::draw;
 
 template <class T>
 T random3(dt::index_t a, dt::index_t b, dt::index_t c, std::uint32_t seed, double scale = 1.0) {
@@ -35,37 +35,8 @@ T random3(dt::index_t a, dt::index_t b, dt::index_t c, std::uint32_t seed, doubl
 // Naive double-precision (log_)softmax of a contiguous [A, B, C] tensor along `axis`.
 template <class T>
 std::vector<double> reference(T const& x, int axis, bool log) {
-  auto const& e = x.extents();
-  std::vector<double> out(static_cast<std::size_t>(x.size()));
-  auto flat = [&](dt::index_t a, dt::index_t b, dt::index_t c) { return static_cast<std::size_t>((a * e[1] + b) * e[2] + c); };
-  dt::index_t const n = e[static_cast<std::size_t>(axis)];
-  dt::index_t const r0 = axis == 0 ? e[1] : e[0];
-  dt::index_t const r1 = axis == 2 ? e[1] : e[2];
-  for (dt::index_t i = 0; i < r0; ++i) {
-    for (dt::index_t k = 0; k < r1; ++k) {
-      auto pos = [&](dt::index_t j) { return axis == 0 ? flat(j, i, k) : axis == 1 ? flat(i, j, k) : flat(i, k, j); };
-      double m = -INFINITY;
-      for (dt::index_t j = 0; j < n; ++j) m = std::max(m, static_cast<double>(x.data()[pos(j)]));
-      double s = 0;
-      for (dt::index_t j = 0; j < n; ++j) s += std::exp(static_cast<double>(x.data()[pos(j)]) - m);
-      for (dt::index_t j = 0; j < n; ++j) {
-        double const v = static_cast<double>(x.data()[pos(j)]) - m;
-        out[pos(j)] = log ? v - std::log(s) : std::exp(v) / s;
-      }
-    }
-  }
-  return out;
-}
-
-template <class T>
-void check_against(T const& got, std::vector<double> const& want, double tol) {
-  REQUIRE(got.size() == static_cast<dt::index_t>(want.size()));
-  REQUIRE(got.is_contiguous());
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    INFO("element " << i);
-    REQUIRE(std::isfinite(static_cast<double>(got.data()[i])));
-    CHECK(static_cast<double>(got.data()[i]) == Approx(want[i]).margin(tol).epsilon(0));
-  }
+  dt::index_t const n = x.extents()[static_cast<std::size_t>(axis)];
+  return test_support::softmax_reference(x, axis, log, [n](dt::index_t, dt::index_t) { return n; });
 }
 
 using x3_t = dt::tensor<float, Batch, Queries, KVPairs>;
