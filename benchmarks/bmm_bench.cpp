@@ -143,25 +143,17 @@ bool results_agree() {
     }
   }
 #endif
-  if (worst > 1e-3) {
-    std::fprintf(stderr, "bmm_bench: dimtensor and the reference differ by %g\n", worst);
-    return false;
-  }
-  return true;
+  return dimtensor_bench::agrees("bmm_bench", worst, 1e-3);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::RegisterBenchmark("dimtensor/bmm", dimtensor_bmm)->UseRealTime()->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("dimtensor/bmm/transposed", dimtensor_bmm_transposed)
-      ->UseRealTime()
-      ->Unit(benchmark::kMillisecond);
+  dimtensor_bench::register_timed("dimtensor/bmm", dimtensor_bmm);
+  dimtensor_bench::register_timed("dimtensor/bmm/transposed", dimtensor_bmm_transposed);
 #if DIMTENSOR_HAVE_LIBTORCH
-  benchmark::RegisterBenchmark("libtorch/bmm", libtorch_bmm)->UseRealTime()->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("libtorch/bmm/transposed", libtorch_bmm_transposed)
-      ->UseRealTime()
-      ->Unit(benchmark::kMillisecond);
+  dimtensor_bench::register_timed("libtorch/bmm", libtorch_bmm);
+  dimtensor_bench::register_timed("libtorch/bmm/transposed", libtorch_bmm_transposed);
 #endif
   return dimtensor_bench::run_main(argc, argv, results_agree);
 }

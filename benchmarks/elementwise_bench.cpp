@@ -124,21 +124,17 @@ bool results_agree() {
     worst = std::fmax(worst, std::fabs(r.data()[i] - want));
   }
 #endif
-  if (worst > 1e-5) {
-    std::fprintf(stderr, "elementwise_bench: dimtensor and the reference differ by %g\n", worst);
-    return false;
-  }
-  return true;
+  return dimtensor_bench::agrees("elementwise_bench", worst, 1e-5);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::RegisterBenchmark("dimtensor/tanh_add_mul/assign", dimtensor_assign)->UseRealTime()->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("dimtensor/tanh_add_mul/eval", dimtensor_eval)->UseRealTime()->Unit(benchmark::kMillisecond);
+  dimtensor_bench::register_timed("dimtensor/tanh_add_mul/assign", dimtensor_assign);
+  dimtensor_bench::register_timed("dimtensor/tanh_add_mul/eval", dimtensor_eval);
 #if DIMTENSOR_HAVE_LIBTORCH
-  benchmark::RegisterBenchmark("libtorch/tanh_add_mul", libtorch_unfused)->UseRealTime()->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("libtorch/tanh_add_mul/out", libtorch_out)->UseRealTime()->Unit(benchmark::kMillisecond);
+  dimtensor_bench::register_timed("libtorch/tanh_add_mul", libtorch_unfused);
+  dimtensor_bench::register_timed("libtorch/tanh_add_mul/out", libtorch_out);
 #endif
   return dimtensor_bench::run_main(argc, argv, results_agree);
 }

@@ -98,6 +98,21 @@ inline int set_threads() {
   return threads;
 }
 
+/// Registers a benchmark timed in wall-clock milliseconds (all pairs compare real time).
+inline void register_timed(char const* name, void (*fn)(benchmark::State&)) {
+  benchmark::RegisterBenchmark(name, fn)->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
+/// Whether @p worst (largest difference from the reference) is within @p tol;
+/// says so on stderr, naming @p bench, when it is not.
+inline bool agrees(char const* bench, double worst, double tol) {
+  if (worst > tol) {
+    std::fprintf(stderr, "%s: dimtensor and the reference differ by %g\n", bench, worst);
+    return false;
+  }
+  return true;
+}
+
 /// Runs the registered benchmarks, after @p check (which compares the
 /// libraries' results) passes, then prints the ratios.
 inline int run_main(int argc, char** argv, bool (*check)()) {
