@@ -8,7 +8,9 @@
 /// questions, through one API: which tag (`dim_of`) and which static extent
 /// (`static_extent_v`, or `dynamic_extent`).
 
+#include <array>
 #include <concepts>
+#include <cstddef>
 #include <string_view>
 #include <type_traits>
 
@@ -92,5 +94,33 @@ concept DimSpec = DimTag<dim_of<S>>;
 /// The printable name of a dimension tag.
 template <class D>
 inline constexpr std::string_view dim_name_v = D::dim_name;
+
+namespace detail {
+/// The characters of `D`'s name followed by a prime, kept in static storage.
+template <class D>
+struct primed_name {
+  static constexpr auto chars = [] {
+    std::array<char, D::dim_name.size() + 1> out{};
+    for (std::size_t i = 0; i < D::dim_name.size(); ++i) out[i] = D::dim_name[i];
+    out.back() = '\'';
+    return out;
+  }();
+};
+}  // namespace detail
+
+/// @brief A second dimension derived from @p D, printed `D'`.
+///
+/// Needed where one object must name the same dimension twice, which a
+/// shape may not: a square layer `nn::linear<Hidden, Hidden>` keeps its
+/// weight as [Hidden, prime<Hidden>] (PyTorch's [out, in]), and
+/// `rename<Hidden, prime<Hidden>>` lets a user do the same by hand.
+template <class D>
+struct prime final : dim<prime<D>> {
+  static_assert(DimTag<D>, "dimtensor: prime<D> needs a dimension tag declared with DIMTENSOR_DIM");
+  using dim<prime<D>>::dim;
+  /// `D'`.
+  static constexpr std::string_view dim_name{detail::primed_name<D>::chars.data(),
+                                             detail::primed_name<D>::chars.size()};
+};
 
 }  // namespace dimtensor

@@ -17,18 +17,14 @@
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/core/tensor.hpp>
-#include <dimtensor/io/npy.hpp>
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/permute.hpp>
+#include <dimtensor/ops/rename.hpp>
 #include <dimtensor/ops/random.hpp>
-#include <filesystem>
-#include <functional>
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <utility>
-#include <vector>
 
 namespace dimtensor {
 
@@ -77,7 +73,7 @@ struct permute_to<List<Ds...>> {
 /// class (named, not yet instantiated), `ill_formed`, or void.
 template <class In, class Out, class T, class X>
 constexpr auto linear_diagnosis() {
-  if constexpr (is_ill_formed_v<X> || std::is_same_v<In, Out>) {  // In == Out: reported by linear itself
+  if constexpr (is_ill_formed_v<X>) {
     return std::type_identity<ill_formed>{};
   } else if constexpr (!std::is_same_v<typename X::backend, cpu>) {
     return std::type_identity<diagnostic::backends_differ<call::linear, typename X::backend, cpu>>{};
@@ -85,7 +81,7 @@ constexpr auto linear_diagnosis() {
     return std::type_identity<diagnostic::element_types_differ<call::linear, typename X::value_type, T>>{};
   } else if constexpr (!dimtensor::detail::contains_v<In, typename X::specs>) {
     return std::type_identity<diagnostic::linear_input_lacks_dim<In, Out, typename X::specs>>{};
-  } else if constexpr (dimtensor::detail::contains_v<Out, typename X::specs>) {
+  } else if constexpr (!std::is_same_v<In, Out> && dimtensor::detail::contains_v<Out, typename X::specs>) {
     return std::type_identity<diagnostic::linear_output_dim_present<In, Out, typename X::specs>>{};
   } else {
     return std::type_identity<void>{};
@@ -94,38 +90,29 @@ constexpr auto linear_diagnosis() {
 
 }  // namespace detail
 
-/// @brief A named parameter of a module: its `state_dict` key and the tensor.
-template <class Tensor>
-struct named_parameter {
-  /// PyTorch's `state_dict` key ("weight", "bias").
-  std::string_view name;
-  /// The parameter, owned by the module.
-  std::reference_wrapper<Tensor> value;
-};
-
 /// @brief `nn.Linear` mapping the dim In to the dim Out: y = x·Wᵀ + b.
 ///
 /// `weight` has PyTorch's layout [Out, In]; `bias` is [Out] (zeros, and
 /// unused, when built without one).  Both start as PyTorch initializes them:
 /// uniform in [-1/√in, 1/√in).
-/// In and Out must differ (the weight may not name a dim twice): a square
-/// layer maps to a second name, renamed back after if needed.
+/// A square layer, `linear<Hidden, Hidden>` (d2l's `W_o`), maps Hidden to
+/// Hidden; its weight names its input dim `prime<Hidden>` (printed
+/// `Hidden'`), since a shape may not name a dim twice.
 template <class In, class Out, class T = float>
 class linear {
   static_assert(DimTag<In> && DimTag<Out>,
                 "dimtensor: linear<In, Out, T> needs dimension tags declared with DIMTENSOR_DIM for In and Out");
-  static_assert(!std::is_same_v<In, Out>,
-                "dimtensor: linear<In, Out> needs two different dims, since its weight [Out, In] may not name a dim "
-                "twice; name the output features, e.g. linear<Hidden, OutFeat>, and rename<OutFeat, Hidden> after");
 
  public:
-  /// The weight's type, [Out, In] (a placeholder when In and Out are the
-  /// same dim, which is reported once, above).
-  using weight_type = std::conditional_t<std::is_same_v<In, Out>, tensor<T, Out>, tensor<T, Out, In>>;
+  /// The dim naming the weight's input features: In, or prime<In> when In
+  /// and Out are the same dim.
+  using weight_in = std::conditional_t<std::is_same_v<In, Out>, prime<In>, In>;
+  /// The weight's type, [Out, weight_in].
+  using weight_type = tensor<T, Out, weight_in>;
   /// The bias's type, [Out].
   using bias_type = tensor<T, Out>;
 
-  /// The weight, [Out, In] as in PyTorch.
+  /// The weight, [Out, In] as in PyTorch (In primed when it is Out).
   weight_type weight;
   /// The bias, [Out]; zeros and unused unless has_bias().
   bias_type bias;
@@ -140,7 +127,7 @@ class linear {
                         std::to_string(out.value));
     }
     double const bound = 1.0 / std::sqrt(static_cast<double>(in.value));
-    if constexpr (!std::is_same_v<In, Out>) weight = uniform<T>(gen, -bound, bound, out, in);
+    weight = uniform<T>(gen, -bound, bound, out, weight_in(in.value));
     bias = has_bias_ ? bias_type(uniform<T>(gen, -bound, bound, out))
                      : bias_type(typename bias_type::extents_type{out.value});
   }
@@ -152,14 +139,14 @@ class linear {
   /// Whether the layer adds a bias.
   bool has_bias() const noexcept { return has_bias_; }
   /// The extent of In.
-  index_t in_features() const { return weight.template extent<In>(); }
+  index_t in_features() const { return weight.template extent<weight_in>(); }
   /// The extent of Out.
   index_t out_features() const { return weight.template extent<Out>(); }
 
   /// @brief Applies the layer: @p x's dims with In replaced by Out, in place.
   ///
-  /// x must be a cpu expression of element type T with the dim In and
-  /// without Out (compile-time diagnostics `linear_input_lacks_dim`,
+  /// x must be a cpu expression of element type T with the dim In and,
+  /// unless the layer is square, without Out (compile-time diagnostics `linear_input_lacks_dim`,
   /// `linear_output_dim_present`, `element_types_differ` name the module's
   /// dims); In's extent must be in_features() (`shape_error` naming
   /// "linear", In and both sizes).  When In is not x's last dim the result
@@ -176,64 +163,36 @@ class linear {
       index_t const n = xt.template extent<In>();
       if (n != in_features())
         dimtensor::detail::throw_extent_mismatch("linear", dim_name_v<In>, n, in_features(), "input", "weight");
-      auto y = dimtensor::detail::contract_tensors<In>("linear", xt, weight);
+      auto y = [&] {
+        if constexpr (std::is_same_v<In, Out>) {
+          return dimtensor::detail::contract_tensors<weight_in>("linear", rename<In, weight_in>(xt), weight);
+        } else {
+          return dimtensor::detail::contract_tensors<In>("linear", xt, weight);
+        }
+      }();
       if (has_bias_) y = y + bias;  // y ends with Out, so bias aligns from the right
       using target = boost::mp11::mp_replace<dimtensor::detail::tags_of<typename X::specs>, In, Out>;
       return detail::permute_to<target>::apply(y);
     }
   }
 
-  /// The parameters under PyTorch's `state_dict` keys: "weight", then
-  /// "bias" when the layer has one.
-  std::pair<std::vector<named_parameter<weight_type>>, std::vector<named_parameter<bias_type>>> named_parameters() {
-    std::vector<named_parameter<weight_type>> w{{"weight", std::ref(weight)}};
-    std::vector<named_parameter<bias_type>> b;
-    if (has_bias_) b.push_back({"bias", std::ref(bias)});
-    return {std::move(w), std::move(b)};
+  /// @brief Calls `f(key, parameter)` for each parameter under its PyTorch
+  /// `state_dict` key, @p prefix first: "weight", then "bias" when the
+  /// layer has one.  The protocol of nn/parameters.hpp.
+  template <class F>
+  void for_each_parameter(F&& f, std::string const& prefix = "") {
+    f(prefix + "weight", weight);
+    if (has_bias_) f(prefix + "bias", bias);
   }
-
-  /// @brief Loads the parameters from `<folder>/<prefix>weight.npy` (and
-  /// `<prefix>bias.npy` when the layer has a bias), as saved from PyTorch's
-  /// `state_dict` (e.g. prefix "W_q.").
-  ///
-  /// Each file must be [out_features, in_features] (resp. [out_features])
-  /// of element type T; any failure is an `io_error` naming "linear" and
-  /// the key.  Nothing is replaced unless every file loads.
-  void load_parameters(std::filesystem::path const& folder, std::string_view prefix = "") {
-    std::string const wkey = std::string(prefix) + "weight";
-    weight_type w = load_parameter<weight_type>(folder, wkey);
-    if (w.template extent<Out>() != out_features() || w.template extent<In>() != in_features()) {
-      throw io_error("linear: parameter " + wkey + ": shape " +
-                     dimtensor::detail::shape_string<typename weight_type::specs>(w.extents()) +
-                     " but the layer's weight is " +
-                     dimtensor::detail::shape_string<typename weight_type::specs>(weight.extents()));
-    }
-    bias_type b = bias;
-    if (has_bias_) {
-      std::string const bkey = std::string(prefix) + "bias";
-      b = load_parameter<bias_type>(folder, bkey);
-      if (b.template extent<Out>() != out_features()) {
-        throw io_error("linear: parameter " + bkey + ": shape " +
-                       dimtensor::detail::shape_string<typename bias_type::specs>(b.extents()) +
-                       " but the layer's bias is " +
-                       dimtensor::detail::shape_string<typename bias_type::specs>(bias.extents()));
-      }
-    }
-    weight = std::move(w);
-    bias = std::move(b);
+  /// As above, read-only.
+  template <class F>
+  void for_each_parameter(F&& f, std::string const& prefix = "") const {
+    f(prefix + "weight", weight);
+    if (has_bias_) f(prefix + "bias", bias);
   }
 
  private:
   bool has_bias_;
-
-  template <class Tensor>
-  static Tensor load_parameter(std::filesystem::path const& folder, std::string const& key) {
-    try {
-      return load_npy<Tensor>(folder / (key + ".npy"));
-    } catch (io_error const& e) {
-      throw io_error("linear: parameter " + key + ": " + e.what());
-    }
-  }
 };
 
 }  // namespace nn

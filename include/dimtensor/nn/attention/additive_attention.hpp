@@ -1,0 +1,175 @@
+#pragma once
+/// @file
+/// @brief `nn::additive_attention<Queries, KV, QueryFeat, KeyFeat, Hidden, T>`:
+/// d2l's `AdditiveAttention` (Bahdanau), with every layer named by the dims
+/// it maps.
+///
+///     queries [batch…, Queries, QueryFeat]    W_q: QueryFeat → Hidden
+///     keys    [batch…, KV, KeyFeat]           W_k: KeyFeat → Hidden
+///     values  [batch…, KV, ValueFeat]         w_v: Hidden → Score (extent 1)
+///     features = tanh(W_q(q) with KV inserted after Queries + W_k(k) with Queries inserted before KV)
+///                                               [batch…, Queries, KV, Hidden]
+///     scores = squeeze<Score>(w_v(features))    [batch…, Queries, KV]
+///     attention_weights = masked_softmax<KV>(scores, valid_lens)
+///     output = contract<KV>(dropout(attention_weights), values)   [batch…, Queries, ValueFeat]
+///
+/// Queries and keys may have different feature sizes, as in d2l.
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include <boost/mp11/list.hpp>
+
+#include <dimtensor/core/diagnostic.hpp>
+#include <dimtensor/core/dims.hpp>
+#include <dimtensor/core/tensor.hpp>
+#include <dimtensor/nn/attention/common.hpp>
+#include <dimtensor/nn/dropout.hpp>
+#include <dimtensor/nn/linear.hpp>
+#include <dimtensor/ops/contract.hpp>
+#include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/ops/masked_softmax.hpp>
+#include <dimtensor/ops/random.hpp>
+#include <dimtensor/ops/squeeze.hpp>
+#include <dimtensor/ops/unsqueeze.hpp>
+
+namespace dimtensor::nn {
+
+namespace detail {
+
+/// Which check fails first for additive attention over (q, k, v).
+template <class Queries, class KV, class QueryFeat, class KeyFeat, class Hidden, class Q, class K, class V>
+constexpr auto additive_diagnosis() {
+  namespace mp = boost::mp11;
+  using call_t = call::additive_attention;
+  if constexpr (any_ill_formed_v<Q, K, V>) {
+    return std::type_identity<ill_formed>{};
+  } else {
+    using type = typename first_diagnosis<
+        typename decltype(operand_diagnosis<call_t, operand::queries, Q, mp::mp_list<Queries, QueryFeat>,
+                                            mp::mp_list<KV>>())::type,
+        typename decltype(operand_diagnosis<call_t, operand::keys, K, mp::mp_list<KV, KeyFeat>,
+                                            mp::mp_list<Queries>>())::type,
+        typename decltype(operand_diagnosis<call_t, operand::values, V, mp::mp_list<KV>,
+                                            mp::mp_list<Queries>>())::type>::type;
+    return std::type_identity<type>{};
+  }
+}
+
+}  // namespace detail
+
+/// @brief Additive attention (d2l's `AdditiveAttention`): scores
+/// w_vᵀ tanh(W_q q + W_k k), masked softmax over KV, weighted sum of values.
+///
+/// The three layers have no bias, as in d2l; their `state_dict` keys are
+/// `W_k.weight`, `W_q.weight`, `w_v.weight`.  The module keeps the last
+/// call's weights: `attention_weights<Batch, Queries, KVPairs>()`.
+///
+/// @code
+/// dt::nn::additive_attention<Queries, KVPairs, QueryFeat, KeyFeat, Hidden> attention(
+///     KeyFeat(2), QueryFeat(20), Hidden(8), 0.1);
+/// attention.eval();
+/// auto out = attention(queries, keys, values, valid_lens);   // [Batch, Queries, ValueFeat]
+/// @endcode
+template <class Queries, class KV, class QueryFeat, class KeyFeat, class Hidden, class T = float>
+class additive_attention {
+  static_assert(DimTag<Queries> && DimTag<KV> && DimTag<QueryFeat> && DimTag<KeyFeat> && DimTag<Hidden>,
+                "dimtensor: additive_attention<Queries, KV, QueryFeat, KeyFeat, Hidden, T> needs dimension tags "
+                "declared with DIMTENSOR_DIM");
+  static_assert(!std::is_same_v<Queries, KV>, "dimtensor: additive_attention needs Queries and KV to differ");
+
+ public:
+  /// The element type.
+  using value_type = T;
+
+  /// KeyFeat → Hidden, no bias.
+  linear<KeyFeat, Hidden, T> W_k;
+  /// QueryFeat → Hidden, no bias.
+  linear<QueryFeat, Hidden, T> W_q;
+  /// Hidden → Score (extent 1), no bias.
+  linear<Hidden, Score, T> w_v;
+  /// Dropout on the attention weights.
+  nn::dropout dropout;
+
+  /// d2l's `AdditiveAttention(key_size, query_size, num_hiddens, dropout)`:
+  /// the layers drawn from @p gen in d2l's order (W_k, W_q, w_v), dropout
+  /// seeded with @p dropout_seed.
+  additive_attention(KeyFeat key_size, QueryFeat query_size, Hidden num_hiddens, double p, generator& gen,
+                     std::uint64_t dropout_seed = generator::default_seed)
+      : W_k(key_size, num_hiddens, false, gen),
+        W_q(query_size, num_hiddens, false, gen),
+        w_v(num_hiddens, Score(1), false, gen),
+        dropout(p, dropout_seed) {}
+  /// As above, drawing the layers from `default_generator()`.
+  additive_attention(KeyFeat key_size, QueryFeat query_size, Hidden num_hiddens, double p = 0)
+      : additive_attention(key_size, query_size, num_hiddens, p, default_generator()) {}
+
+  /// Training mode (dropout active) or not.
+  additive_attention& train(bool on = true) noexcept {
+    dropout.train(on);
+    return *this;
+  }
+  /// Evaluation mode: dropout is the identity.
+  additive_attention& eval() noexcept { return train(false); }
+
+  /// @brief The attention output for @p queries, @p keys, @p values and
+  /// @p valid_lens (none, a lengths tensor, or a `std::optional` of one).
+  ///
+  /// Compile errors name the call and operand (`attention_operand_lacks_dim`,
+  /// `attention_operand_has_foreign_dim`); the layers, broadcasting and the
+  /// contraction check the rest.
+  template <class Q, class K, class V, class... L>
+    requires(sizeof...(L) <= 1)
+  auto operator()(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
+    using diagnosis = typename decltype(detail::additive_diagnosis<Queries, KV, QueryFeat, KeyFeat, Hidden,
+                                                                   expr_t<Q>, expr_t<K>, expr_t<V>>())::type;
+    if constexpr (!std::is_void_v<diagnosis>) {
+      (void)diagnosis{};  // the compile error, unless an operand was ill_formed
+      return ill_formed{};
+    } else {
+      auto const q = W_q(queries);  // [batch…, Queries, Hidden]
+      auto const k = W_k(keys);     // [batch…, KV, Hidden]
+      constexpr std::size_t after_queries =
+          dimtensor::detail::index_of_v<Queries, typename decltype(q)::specs> + 1;
+      constexpr std::size_t at_kv = dimtensor::detail::index_of_v<KV, typename decltype(k)::specs>;
+      // Broadcast q over KV and k over Queries: [batch…, Queries, KV, Hidden], lazy until w_v.
+      auto const features = tanh(unsqueeze<KV, after_queries>(q) + unsqueeze<Queries, at_kv>(k));
+      auto scores = squeeze<Score>(w_v(features));
+      auto weights = masked_softmax<KV>(scores, valid_lens...);
+      if constexpr (is_ill_formed_v<decltype(weights)>) {
+        return ill_formed{};
+      } else {
+        weights_.set(weights);
+        return contract<KV>(dropout(weights), values);
+      }
+    }
+  }
+
+  /// @brief The attention weights of the last call, as the tensor type
+  /// with dims @p Specs; `value_error` naming both shapes otherwise.
+  template <class... Specs>
+  basic_tensor<cpu, T, Specs...> const& attention_weights() const {
+    return weights_.get<basic_tensor<cpu, T, Specs...>>("additive_attention");
+  }
+
+  /// Calls `f(key, parameter)` for W_k, W_q and w_v (keys `W_k.weight`, …).
+  template <class F>
+  void for_each_parameter(F&& f, std::string const& prefix = "") {
+    W_k.for_each_parameter(f, prefix + "W_k.");
+    W_q.for_each_parameter(f, prefix + "W_q.");
+    w_v.for_each_parameter(f, prefix + "w_v.");
+  }
+  /// As above, read-only.
+  template <class F>
+  void for_each_parameter(F&& f, std::string const& prefix = "") const {
+    W_k.for_each_parameter(f, prefix + "W_k.");
+    W_q.for_each_parameter(f, prefix + "W_q.");
+    w_v.for_each_parameter(f, prefix + "w_v.");
+  }
+
+ private:
+  detail::weights_store weights_;
+};
+
+}  // namespace dimtensor::nn

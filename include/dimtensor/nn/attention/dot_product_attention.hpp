@@ -1,0 +1,161 @@
+#pragma once
+/// @file
+/// @brief `nn::dot_product_attention<Queries, KV, Feat, T>`: d2l's
+/// `DotProductAttention` (scaled dot-product attention), by dim name.
+///
+/// d2l writes `bmm(queries, keys.transpose(1, 2)) / sqrt(d)`, a masked
+/// softmax along the last axis and `bmm(dropout(weights), values)`.  Here
+/// the same three steps are named contractions: Feat is summed over for the
+/// scores, KV for the output, and every other dim the operands share is a
+/// batch dim — so one module serves d2l's [Batch, Queries, Feat] operands,
+/// multi-head attention's [BatchHeads, Queries, HeadFeat] and the named
+/// [Batch, Queries, Heads, HeadFeat] alike.
+///
+///     queries [batch…, Queries, Feat]   keys [batch…, KV, Feat]   values [batch…, KV, ValueFeat]
+///     attention_weights [batch…, Queries, KV] (queries' dims without Feat, then KV)
+///     output            [batch…, Queries, ValueFeat]
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <type_traits>
+
+#include <boost/mp11/list.hpp>
+
+#include <dimtensor/core/diagnostic.hpp>
+#include <dimtensor/core/dims.hpp>
+#include <dimtensor/core/error.hpp>
+#include <dimtensor/core/tensor.hpp>
+#include <dimtensor/nn/attention/common.hpp>
+#include <dimtensor/nn/dropout.hpp>
+#include <dimtensor/ops/contract.hpp>
+#include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/ops/masked_softmax.hpp>
+#include <dimtensor/ops/random.hpp>
+
+namespace dimtensor::nn {
+
+namespace detail {
+
+/// Which check fails first for dot-product attention over (q, k, v): a
+/// diagnostic class, `ill_formed`, or void.
+template <class Queries, class KV, class Feat, class T, class Q, class K, class V>
+constexpr auto dot_product_diagnosis() {
+  namespace mp = boost::mp11;
+  using call_t = call::dot_product_attention;
+  if constexpr (any_ill_formed_v<Q, K, V>) {
+    return std::type_identity<ill_formed>{};
+  } else {
+    using type = typename first_diagnosis<
+        typename decltype(operand_diagnosis<call_t, operand::queries, Q, mp::mp_list<Queries, Feat>,
+                                            mp::mp_list<KV>>())::type,
+        typename decltype(operand_diagnosis<call_t, operand::keys, K, mp::mp_list<KV, Feat>,
+                                            mp::mp_list<Queries>>())::type,
+        typename decltype(operand_diagnosis<call_t, operand::values, V, mp::mp_list<KV>,
+                                            mp::mp_list<Queries>>())::type>::type;
+    if constexpr (!std::is_void_v<type>) {
+      return std::type_identity<type>{};
+    } else if constexpr (!std::is_same_v<typename Q::value_type, T>) {
+      return std::type_identity<diagnostic::element_types_differ<call_t, typename Q::value_type, T>>{};
+    } else if constexpr (!std::is_same_v<typename K::value_type, T>) {
+      return std::type_identity<diagnostic::element_types_differ<call_t, typename K::value_type, T>>{};
+    } else if constexpr (!std::is_same_v<typename V::value_type, T>) {
+      return std::type_identity<diagnostic::element_types_differ<call_t, typename V::value_type, T>>{};
+    } else {
+      return std::type_identity<void>{};
+    }
+  }
+}
+
+}  // namespace detail
+
+/// @brief Scaled dot-product attention (d2l's `DotProductAttention`):
+/// softmax over KV of q·k / √d, masked by valid lengths, then the weighted
+/// sum of the values.
+///
+/// Queries is the queries' sequence dim, KV the keys' and values' (the dim
+/// the softmax runs over), Feat the feature dim queries and keys share (d,
+/// summed over).  The module keeps the last call's weights:
+/// `attention_weights<Batch, Queries, KVPairs>()`.
+///
+/// @code
+/// dt::nn::dot_product_attention<Queries, KVPairs, Feat> attention(0.5);
+/// attention.eval();
+/// auto out = attention(queries, keys, values, valid_lens);   // [Batch, Queries, ValueFeat]
+/// @endcode
+template <class Queries, class KV, class Feat, class T = float>
+class dot_product_attention {
+  static_assert(DimTag<Queries> && DimTag<KV> && DimTag<Feat>,
+                "dimtensor: dot_product_attention<Queries, KV, Feat, T> needs dimension tags declared with "
+                "DIMTENSOR_DIM");
+  static_assert(!std::is_same_v<Queries, KV> && !std::is_same_v<Queries, Feat> && !std::is_same_v<KV, Feat>,
+                "dimtensor: dot_product_attention<Queries, KV, Feat> needs three different dims");
+
+ public:
+  /// The element type.
+  using value_type = T;
+
+  /// Dropout on the attention weights (identity in eval mode, as in d2l).
+  nn::dropout dropout;
+
+  /// With dropout probability @p p on the attention weights, drawn from
+  /// a generator seeded with @p seed.
+  explicit dot_product_attention(double p = 0, std::uint64_t seed = generator::default_seed) : dropout(p, seed) {}
+
+  /// Training mode (dropout active) or not.
+  dot_product_attention& train(bool on = true) noexcept {
+    dropout.train(on);
+    return *this;
+  }
+  /// Evaluation mode: dropout is the identity.
+  dot_product_attention& eval() noexcept { return train(false); }
+
+  /// @brief The attention output for @p queries, @p keys and @p values,
+  /// with @p valid_lens (none, a lengths tensor, or a `std::optional` of
+  /// one; the rules of `masked_softmax<KV>`).
+  ///
+  /// Compile errors name the call and the operand: an operand lacking a dim
+  /// the module names (`attention_operand_lacks_dim`), queries with KV or
+  /// keys with Queries (`attention_operand_has_foreign_dim`), element types
+  /// other than T; the contractions then check that the shared dims agree.
+  template <class Q, class K, class V, class... L>
+    requires(sizeof...(L) <= 1)
+  auto operator()(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
+    using diagnosis = typename decltype(detail::dot_product_diagnosis<Queries, KV, Feat, T, expr_t<Q>, expr_t<K>,
+                                                                      expr_t<V>>())::type;
+    if constexpr (!std::is_void_v<diagnosis>) {
+      (void)diagnosis{};  // the compile error, unless an operand was ill_formed
+      return ill_formed{};
+    } else {
+      auto const q = dimtensor::eval(queries);
+      index_t const d = q.template extent<Feat>();
+      // d2l divides by math.sqrt(d): a double, rounded to T, then a division.
+      auto const scores = contract<Feat>(q, keys) / static_cast<T>(std::sqrt(static_cast<double>(d)));
+      auto weights = masked_softmax<KV>(scores, valid_lens...);
+      if constexpr (is_ill_formed_v<decltype(weights)>) {
+        return ill_formed{};
+      } else {
+        weights_.set(weights);
+        return contract<KV>(dropout(weights), values);
+      }
+    }
+  }
+
+  /// @brief The attention weights of the last call, as the tensor type
+  /// with dims @p Specs (e.g. `<Batch, Queries, KVPairs>`); `value_error`
+  /// naming both shapes when the last call's weights had other dims, or
+  /// when there was no call yet.
+  template <class... Specs>
+  basic_tensor<cpu, T, Specs...> const& attention_weights() const {
+    return weights_.get<basic_tensor<cpu, T, Specs...>>("dot_product_attention");
+  }
+
+  /// No parameters; the protocol of nn/parameters.hpp.
+  template <class F>
+  void for_each_parameter(F&&, std::string const& = "") const {}
+
+ private:
+  detail::weights_store weights_;
+};
+
+}  // namespace dimtensor::nn

@@ -1,0 +1,301 @@
+#pragma once
+/// @file
+/// @brief `nn::multi_head_attention<Queries, KV, Hidden, QueryFeat, KeyFeat,
+/// ValueFeat, T>`: d2l's `MultiHeadAttention`, in d2l's formulation
+/// (`transpose_qkv` / `transpose_output`, batch and heads merged) and in the
+/// named one (heads a dim of their own), which give the same numbers.
+///
+/// Named form (`operator()`):
+///
+///     W_q(queries) [Batch, Queries, Hidden] → split → [Batch, Queries, Heads, HeadFeat]
+///     W_k(keys), W_v(values)                → split → [Batch, KV, Heads, HeadFeat]
+///     scores [Batch, Queries, Heads, KV]: contract<HeadFeat>, Batch and Heads are batch dims
+///     valid_lens [Batch] or [Batch, Queries] broadcast by name over Heads
+///     output: contract<KV> → [Batch, Queries, Heads, HeadFeat] → merge → [Batch, Queries, Hidden] → W_o
+///
+/// d2l form (`forward_d2l`):
+///
+///     transpose_qkv: [Batch, Queries, Hidden] → [BatchHeads, Queries, HeadFeat]
+///     valid_lens repeated per head: repeat_interleave<Batch, BatchHeads>
+///     transpose_output: [BatchHeads, Queries, HeadFeat] → [Batch, Queries, Hidden] → W_o
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <dimtensor/core/diagnostic.hpp>
+#include <dimtensor/core/dims.hpp>
+#include <dimtensor/core/error.hpp>
+#include <dimtensor/core/tensor.hpp>
+#include <dimtensor/nn/attention/common.hpp>
+#include <dimtensor/nn/attention/dot_product_attention.hpp>
+#include <dimtensor/nn/linear.hpp>
+#include <dimtensor/ops/merge.hpp>
+#include <dimtensor/ops/permute.hpp>
+#include <dimtensor/ops/random.hpp>
+#include <dimtensor/ops/repeat_interleave.hpp>
+#include <dimtensor/ops/split.hpp>
+
+namespace dimtensor::nn {
+
+namespace detail {
+
+/// permute<Ds...>(x) for the tags of a list (one definition for the attention modules).
+template <class Tags>
+struct permute_tags;
+template <template <class...> class List, class... Ds>
+struct permute_tags<List<Ds...>> {
+  template <class X>
+  static auto apply(X const& x) {
+    return dimtensor::permute<Ds...>(x);
+  }
+};
+
+/// The tags of L with Moved taken out and put back right after After.
+template <class L, class Moved, class After>
+using move_after = boost::mp11::mp_insert_c<
+    boost::mp11::mp_remove<L, Moved>,
+    dimtensor::detail::index_of_v<After, boost::mp11::mp_remove<L, Moved>> + 1, Moved>;
+
+/// The tags of L with Moved taken out and put back right before Before.
+template <class L, class Moved, class Before>
+using move_before = boost::mp11::mp_insert_c<boost::mp11::mp_remove<L, Moved>,
+                                             dimtensor::detail::index_of_v<Before, boost::mp11::mp_remove<L, Moved>>,
+                                             Moved>;
+
+/// A head count given as `Heads(n)` or `Heads::fixed<N>{}`, as a number.
+inline index_t head_count(Heads h) { return h.value; }
+template <index_t N>
+index_t head_count(fixed<Heads, N>) {
+  return N;
+}
+
+inline void check_heads(std::string_view call, std::string_view hidden, index_t num_hiddens, index_t num_heads) {
+  if (num_heads <= 0 || num_hiddens % num_heads != 0) {
+    throw value_error(std::string(call) + ": " + std::to_string(num_heads) + " heads cannot split " +
+                      std::string(hidden) + "=" + std::to_string(num_hiddens) +
+                      (num_heads <= 0 ? " (the number of heads must be positive)"
+                                      : " (the number of heads must divide it)"));
+  }
+}
+
+}  // namespace detail
+
+/// @brief d2l's `transpose_qkv`: [Batch, L, Hidden] → [BatchHeads, L, HeadFeat],
+/// each head's slice of Hidden becoming its own batch entry (batch-major:
+/// entry b·heads + h).
+///
+/// Works for Batch and Hidden anywhere in x's dims; the merged dim takes
+/// Batch's place and HeadFeat takes Hidden's.  `value_error` when the
+/// heads do not divide Hidden's extent.
+template <class Batch, class Hidden, class X, class Count>
+  requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
+auto transpose_qkv(X const& x, Count const& num_heads) {
+  if constexpr (is_ill_formed_v<X>) {
+    return ill_formed{};
+  } else {
+    auto const parts = split<Hidden, Heads, HeadFeat>(dimtensor::eval(x), num_heads);
+    using split_tags = dimtensor::detail::tags_of<typename decltype(parts)::specs>;
+    auto const heads_after_batch = detail::permute_tags<detail::move_after<split_tags, Heads, Batch>>::apply(parts);
+    return merge<Batch, Heads, BatchHeads>(heads_after_batch);
+  }
+}
+
+/// @brief d2l's `transpose_output`, the inverse of `transpose_qkv`:
+/// [BatchHeads, L, HeadFeat] → [Batch, L, Hidden].
+///
+/// x without BatchHeads (heads not merged into the batch) is a compile
+/// error (`transpose_output_of_unmerged`); `value_error` when the heads do
+/// not divide BatchHeads' extent.
+template <class Batch, class Hidden, class X>
+  requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
+auto transpose_output(X const& x, index_t num_heads) {
+  if constexpr (is_ill_formed_v<X>) {
+    return ill_formed{};
+  } else if constexpr (!dimtensor::detail::contains_v<BatchHeads, typename expr_t<X>::specs>) {
+    (void)diagnostic::transpose_output_of_unmerged<call::transpose_output, BatchHeads, typename expr_t<X>::specs>{};
+    return ill_formed{};
+  } else {
+    auto const t = dimtensor::eval(x);
+    index_t const merged = t.template extent<BatchHeads>();
+    if (num_heads <= 0 || merged % num_heads != 0) {
+      throw value_error("transpose_output: " + std::to_string(num_heads) + " heads do not divide BatchHeads=" +
+                        std::to_string(merged));
+    }
+    auto const parts = split<BatchHeads, Batch, Heads>(t, Batch(merged / num_heads));
+    using split_tags = dimtensor::detail::tags_of<typename decltype(parts)::specs>;
+    auto const heads_before_feat =
+        detail::permute_tags<detail::move_before<split_tags, Heads, HeadFeat>>::apply(parts);
+    return merge<Heads, HeadFeat, Hidden>(heads_before_feat);
+  }
+}
+
+/// @brief Multi-head attention (d2l's `MultiHeadAttention`): W_q, W_k, W_v
+/// map queries, keys and values to Hidden, which is split into heads;
+/// scaled dot-product attention runs per head; the heads are joined and
+/// mapped by W_o.
+///
+/// Template arguments: the queries' sequence dim, the keys' and values'
+/// (KV), the hidden dim, and the three input feature dims (by default all
+/// Hidden, as in the chapter's `MultiHeadAttention(num_hiddens, num_hiddens,
+/// num_hiddens, num_hiddens, …)`).  `state_dict` keys: `W_q.weight`,
+/// `W_k.weight`, `W_v.weight`, `W_o.weight` (and `.bias` with bias).
+///
+/// `operator()` is the named form, `forward_d2l` d2l's; both keep their
+/// attention weights in `attention`: `attention.attention_weights<Batch,
+/// Queries, Heads, KVPairs>()` after the first, `<BatchHeads, Queries,
+/// KVPairs>` after the second.
+///
+/// @code
+/// dt::nn::multi_head_attention<Queries, KVPairs, Hidden> attention(
+///     Hidden(100), Hidden(100), Hidden(100), Hidden(100), dt::nn::Heads(5), 0.5);
+/// attention.eval();
+/// auto out = attention(X, Y, Y, valid_lens);   // [Batch, Queries, Hidden]
+/// @endcode
+template <class Queries, class KV, class Hidden, class QueryFeat = Hidden, class KeyFeat = QueryFeat,
+          class ValueFeat = KeyFeat, class T = float>
+class multi_head_attention {
+  static_assert(DimTag<Queries> && DimTag<KV> && DimTag<Hidden> && DimTag<QueryFeat> && DimTag<KeyFeat> &&
+                    DimTag<ValueFeat>,
+                "dimtensor: multi_head_attention<Queries, KV, Hidden, QueryFeat, KeyFeat, ValueFeat, T> needs "
+                "dimension tags declared with DIMTENSOR_DIM");
+
+ public:
+  /// The element type.
+  using value_type = T;
+
+  /// The per-head scaled dot-product attention (with the dropout).
+  dot_product_attention<Queries, KV, HeadFeat, T> attention;
+  /// QueryFeat → Hidden.
+  linear<QueryFeat, Hidden, T> W_q;
+  /// KeyFeat → Hidden.
+  linear<KeyFeat, Hidden, T> W_k;
+  /// ValueFeat → Hidden.
+  linear<ValueFeat, Hidden, T> W_v;
+  /// Hidden → Hidden.
+  linear<Hidden, Hidden, T> W_o;
+
+  /// @brief d2l's `MultiHeadAttention(key_size, query_size, value_size,
+  /// num_hiddens, num_heads, dropout, bias)`, the layers drawn from @p gen
+  /// in d2l's order (W_q, W_k, W_v, W_o).
+  ///
+  /// `value_error` when @p num_heads does not divide @p num_hiddens.  With
+  /// both given statically (`Hidden::fixed<100>{}`, `Heads::fixed<3>{}`)
+  /// that is a compile error (`heads_do_not_divide`).
+  template <class HiddenSize, class HeadCount>
+  multi_head_attention(KeyFeat key_size, QueryFeat query_size, ValueFeat value_size, HiddenSize num_hiddens,
+                       HeadCount num_heads, double p, bool bias, generator& gen,
+                       std::uint64_t dropout_seed = generator::default_seed)
+      : attention(p, dropout_seed),
+        W_q(query_size, hidden_of(num_hiddens), bias, gen),
+        W_k(key_size, hidden_of(num_hiddens), bias, gen),
+        W_v(value_size, hidden_of(num_hiddens), bias, gen),
+        W_o(hidden_of(num_hiddens), hidden_of(num_hiddens), bias, gen),
+        num_heads_(detail::head_count(num_heads)) {
+    check_static_divisibility<HiddenSize, HeadCount>();
+    detail::check_heads("multi_head_attention", dim_name_v<Hidden>, hidden_of(num_hiddens).value, num_heads_);
+  }
+  /// As above, without bias unless @p bias, drawing from `default_generator()`.
+  template <class HiddenSize, class HeadCount>
+  multi_head_attention(KeyFeat key_size, QueryFeat query_size, ValueFeat value_size, HiddenSize num_hiddens,
+                       HeadCount num_heads, double p = 0, bool bias = false)
+      : multi_head_attention(key_size, query_size, value_size, num_hiddens, num_heads, p, bias,
+                             default_generator()) {}
+
+  /// The number of heads.
+  index_t num_heads() const noexcept { return num_heads_; }
+
+  /// Training mode (dropout active) or not.
+  multi_head_attention& train(bool on = true) noexcept {
+    attention.train(on);
+    return *this;
+  }
+  /// Evaluation mode: dropout is the identity.
+  multi_head_attention& eval() noexcept { return train(false); }
+
+  /// @brief The named form: heads a dim of their own, valid_lens ([Batch]
+  /// or [Batch, Queries], or none) broadcast over them by name.
+  template <class Q, class K, class V, class... L>
+    requires(sizeof...(L) <= 1)
+  auto operator()(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
+    auto const heads = Heads(num_heads_);
+    auto const q = split<Hidden, Heads, HeadFeat>(W_q(queries), heads);
+    auto const k = split<Hidden, Heads, HeadFeat>(W_k(keys), heads);
+    auto const v = split<Hidden, Heads, HeadFeat>(W_v(values), heads);
+    return W_o(merge<Heads, HeadFeat, Hidden>(attention(q, k, v, valid_lens...)));
+  }
+
+  /// @brief d2l's form: `transpose_qkv` on the projections (Batch is the
+  /// queries' first dim, as d2l's `X.shape[0]`), valid_lens repeated per
+  /// head along Batch, `transpose_output` on the result.
+  template <class Q, class K, class V, class... L>
+    requires(sizeof...(L) <= 1)
+  auto forward_d2l(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
+    if constexpr (any_ill_formed_v<Q, K, V, L...>) {
+      return ill_formed{};
+    } else {
+      using batch = dim_of<boost::mp11::mp_front<typename expr_t<Q>::specs>>;
+      auto const q = transpose_qkv<batch, Hidden>(W_q(queries), Heads(num_heads_));
+      auto const k = transpose_qkv<batch, Hidden>(W_k(keys), Heads(num_heads_));
+      auto const v = transpose_qkv<batch, Hidden>(W_v(values), Heads(num_heads_));
+      auto const output = attention(q, k, v, repeated_lens<batch>(valid_lens)...);
+      return W_o(transpose_output<batch, Hidden>(output, num_heads_));
+    }
+  }
+
+  /// Calls `f(key, parameter)` for W_q, W_k, W_v, W_o in d2l's order.
+  template <class F>
+  void for_each_parameter(F&& f, std::string const& prefix = "") {
+    W_q.for_each_parameter(f, prefix + "W_q.");
+    W_k.for_each_parameter(f, prefix + "W_k.");
+    W_v.for_each_parameter(f, prefix + "W_v.");
+    W_o.for_each_parameter(f, prefix + "W_o.");
+  }
+  /// As above, read-only.
+  template <class F>
+  void for_each_parameter(F&& f, std::string const& prefix = "") const {
+    W_q.for_each_parameter(f, prefix + "W_q.");
+    W_k.for_each_parameter(f, prefix + "W_k.");
+    W_v.for_each_parameter(f, prefix + "W_v.");
+    W_o.for_each_parameter(f, prefix + "W_o.");
+  }
+
+ private:
+  index_t num_heads_;
+
+  static Hidden hidden_of(Hidden h) { return h; }
+  template <index_t N>
+  static Hidden hidden_of(fixed<Hidden, N>) {
+    return Hidden(N);
+  }
+
+  template <class HiddenSize, class HeadCount>
+  static constexpr void check_static_divisibility() {
+    if constexpr (is_static_v<HiddenSize> && is_static_v<HeadCount>) {
+      if constexpr (HeadCount::value <= 0 || HiddenSize::value % HeadCount::value != 0) {
+        (void)diagnostic::heads_do_not_divide<call::multi_head_attention, Hidden, HiddenSize::value,
+                                              HeadCount::value>{};
+      }
+    }
+  }
+
+  template <class Batch, class L>
+  auto repeated_lens(L const& lens) const {
+    return repeat_interleave<Batch, BatchHeads>(lens, num_heads_);
+  }
+  template <class Batch, class L>
+  auto repeated_lens(std::optional<L> const& lens) const {
+    using repeated = decltype(repeat_interleave<Batch, BatchHeads>(*lens, num_heads_));
+    return lens ? std::optional<repeated>(repeat_interleave<Batch, BatchHeads>(*lens, num_heads_))
+                : std::optional<repeated>();
+  }
+  template <class Batch>
+  std::nullopt_t repeated_lens(std::nullopt_t) const {
+    return std::nullopt;
+  }
+};
+
+}  // namespace dimtensor::nn

@@ -1,0 +1,143 @@
+#pragma once
+/// @file
+/// @brief A module's parameters by their PyTorch `state_dict` keys: list,
+/// count, load and save them as a folder of `.npy` files or one
+/// safetensors file.
+///
+/// A module takes part by having `for_each_parameter(f, prefix)`, calling
+/// `f(key, tensor)` for each parameter (`nn::linear` does, and the
+/// attention modules pass their layers' calls on with prefixes such as
+/// "W_q.").  That one member is the whole protocol.
+///
+/// @code
+/// dt::nn::multi_head_attention<Queries, KVPairs, Hidden> attention(...);
+/// dt::nn::load_parameters(attention, "weights.safetensors");   // or a folder of W_q.weight.npy, ...
+/// @endcode
+
+#include <algorithm>
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <dimtensor/core/error.hpp>
+#include <dimtensor/core/shape.hpp>
+#include <dimtensor/io/npy.hpp>
+#include <dimtensor/io/safetensors.hpp>
+
+namespace dimtensor::nn {
+
+/// A type with `for_each_parameter(f, prefix)`.
+template <class M>
+concept Module = requires(M& m) { m.for_each_parameter([](std::string const&, auto&) {}, std::string{}); };
+
+/// The keys of @p module's parameters, in its order ("W_q.weight", …).
+template <Module M>
+std::vector<std::string> parameter_names(M const& module) {
+  std::vector<std::string> names;
+  module.for_each_parameter([&](std::string const& key, auto const&) { names.push_back(key); }, "");
+  return names;
+}
+
+/// The number of scalars in @p module's parameters.
+template <Module M>
+index_t parameter_count(M const& module) {
+  index_t n = 0;
+  module.for_each_parameter([&](std::string const&, auto const& p) { n += p.size(); }, "");
+  return n;
+}
+
+namespace detail {
+
+template <class Tensor>
+void check_loaded_shape(std::string const& key, std::filesystem::path const& from, Tensor const& loaded,
+                        Tensor const& current) {
+  if (loaded.extents() != current.extents()) {
+    using specs = typename Tensor::specs;
+    throw io_error("load_parameters: " + key + " in " + from.string() + " has shape " +
+                   dimtensor::detail::shape_string<specs>(loaded.extents()) + " but the module's is " +
+                   dimtensor::detail::shape_string<specs>(current.extents()));
+  }
+}
+
+}  // namespace detail
+
+/// @brief Loads every parameter of @p module from @p source: a folder
+/// holding `<key>.npy` per parameter (as `torch.save`d with numpy, e.g.
+/// `W_q.weight.npy`), or a safetensors file.
+///
+/// Each tensor must have the parameter's rank, element type and extents;
+/// any failure is an `io_error` naming the key and what differs.  From a
+/// safetensors file, keys the module does not have are an error too (as
+/// PyTorch's strict `load_state_dict`); a folder may hold other files.
+/// Nothing changes unless every parameter loads.
+template <Module M>
+void load_parameters(M& module, std::filesystem::path const& source) {
+  std::vector<std::function<void()>> commits;
+  if (std::filesystem::is_directory(source)) {
+    module.for_each_parameter(
+        [&](std::string const& key, auto& parameter) {
+          using tensor_type = std::remove_cvref_t<decltype(parameter)>;
+          auto const file = source / (key + ".npy");
+          tensor_type loaded = [&] {
+            try {
+              return load_npy<tensor_type>(file);
+            } catch (io_error const& e) {
+              throw io_error("load_parameters: " + key + ": " + e.what());
+            }
+          }();
+          detail::check_loaded_shape(key, file, loaded, parameter);
+          commits.push_back([&parameter, loaded]() mutable { parameter = std::move(loaded); });
+        },
+        "");
+  } else {
+    safetensors_reader const reader(source);
+    std::vector<std::string> expected;
+    module.for_each_parameter(
+        [&](std::string const& key, auto& parameter) {
+          using tensor_type = std::remove_cvref_t<decltype(parameter)>;
+          expected.push_back(key);
+          if (!reader.contains(key)) {
+            throw io_error("load_parameters: " + source.string() + " has no tensor " + key);
+          }
+          tensor_type loaded = reader.template load<tensor_type>(key);
+          detail::check_loaded_shape(key, source, loaded, parameter);
+          commits.push_back([&parameter, loaded]() mutable { parameter = std::move(loaded); });
+        },
+        "");
+    std::string unexpected;
+    for (auto const& key : reader.keys()) {
+      if (std::find(expected.begin(), expected.end(), key) == expected.end()) {
+        unexpected += (unexpected.empty() ? "" : ", ") + key;
+      }
+    }
+    if (!unexpected.empty()) {
+      throw io_error("load_parameters: " + source.string() + " has tensors the module does not: " + unexpected);
+    }
+  }
+  for (auto& commit : commits) commit();
+}
+
+/// @brief Saves every parameter of @p module to @p target: one
+/// safetensors file when the name ends in `.safetensors`, else a folder
+/// (created if needed) of `<key>.npy` files.  `io_error` on failure.
+template <Module M>
+void save_parameters(M const& module, std::filesystem::path const& target) {
+  if (target.extension() == ".safetensors") {
+    safetensors_writer writer;
+    module.for_each_parameter([&](std::string const& key, auto const& parameter) { writer.add(key, parameter); },
+                              "");
+    writer.save(target);
+  } else {
+    std::error_code ec;
+    std::filesystem::create_directories(target, ec);
+    if (ec) throw io_error("save_parameters: cannot create the folder " + target.string() + ": " + ec.message());
+    module.for_each_parameter(
+        [&](std::string const& key, auto const& parameter) { save_npy(target / (key + ".npy"), parameter); }, "");
+  }
+}
+
+}  // namespace dimtensor::nn
