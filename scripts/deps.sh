@@ -11,6 +11,7 @@ packages=(
   libboost-dev librange-v3-dev catch2
   libopenblas-dev libthrust-dev nlohmann-json3-dev
   libbenchmark-dev doxygen graphviz libpng-dev
+  libcairo2-dev pkg-config fonts-dejavu-core
 )
 
 missing=()

@@ -1,0 +1,746 @@
+#pragma once
+/// @file
+/// @brief Hugging Face safetensors files, the format PyTorch users share
+/// weights in: `safetensors_reader` (header, keys, `load<Tensor>(key)`),
+/// `safetensors_writer` (`add(key, x)`, `save(path)`) and
+/// `load_safetensors<Tensor>(path, key)`.
+///
+/// The format: 8 bytes, an unsigned little-endian 64-bit header size N; N
+/// bytes of a UTF-8 JSON object mapping each tensor name to
+/// `{"dtype": "F32", "shape": [2, 3], "data_offsets": [begin, end]}` (offsets
+/// relative to the first byte after the header) and, optionally,
+/// `"__metadata__"` to an object of strings; then the data section,
+/// little-endian, row-major, which the tensors cover exactly (no holes, no
+/// overlaps, nothing after the last tensor).
+///
+/// The reader validates the whole header when it is constructed, as the
+/// reference implementation does, and reads no tensor data then: `load()`
+/// reopens the file and reads that one tensor's bytes, so a reader over a
+/// checkpoint of many gigabytes holds only its header in memory.  Every
+/// malformed file gives an `io_error` naming the file and the problem, never
+/// a crash; the header is parsed by a strict JSON reader of our own
+/// (io/detail/json.hpp), so dimtensor needs no JSON library.
+///
+/// Loading never converts between the types dimtensor holds (F32 loads into
+/// float, F64 into double, I32 into std::int32_t, I64 into std::int64_t,
+/// BOOL into bool); F16 and BF16 load into float or double, which represent
+/// every such value exactly.  The other dtypes of the format (I8, U8, I16,
+/// U16, U32, U64, C64, the FP8, FP6 and FP4 kinds) are accepted in a file
+/// and refused, with an `io_error`, only when loaded.
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cerrno>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <dimtensor/backends/cpu/storage.hpp>
+#include <dimtensor/core/concepts.hpp>
+#include <dimtensor/core/diagnostic.hpp>
+#include <dimtensor/core/error.hpp>
+#include <dimtensor/core/shape.hpp>
+#include <dimtensor/core/tensor.hpp>
+#include <dimtensor/io/detail/json.hpp>
+#include <dimtensor/io/npy.hpp>
+
+namespace dimtensor {
+
+/// The largest safetensors header accepted, in bytes (the reference implementation's limit).
+inline constexpr std::uint64_t safetensors_max_header_bytes = 100'000'000;
+
+/// @brief One tensor's entry in a safetensors header.
+struct safetensors_entry {
+  /// The dtype as the format spells it: `F32`, `F64`, `I64`, `BF16`, …
+  std::string dtype;
+  /// The extents, outermost first; empty for a rank-0 tensor.
+  std::vector<index_t> shape;
+  /// First byte of the tensor's data, relative to the start of the data section.
+  std::size_t begin = 0;
+  /// One past its last byte, relative to the start of the data section.
+  std::size_t end = 0;
+};
+
+namespace detail {
+
+/// A dtype of the safetensors format and the bits of one element.
+struct safetensors_dtype_info {
+  /// The format's spelling.
+  std::string_view name;
+  /// Bits per element (4 and 6 for the sub-byte float kinds).
+  std::size_t bits;
+};
+
+/// Every dtype of the format, in the order of the reference implementation's
+/// `Dtype` enum, which its writer sorts by (descending) to align the data.
+inline constexpr std::array<safetensors_dtype_info, 22> safetensors_dtypes{{
+    {"BOOL", 8},     {"F4", 4},           {"F6_E2M3", 6},      {"F6_E3M2", 6}, {"U8", 8},   {"I8", 8},
+    {"F8_E5M2", 8},  {"F8_E4M3", 8},      {"F8_E8M0", 8},      {"F8_E4M3FNUZ", 8},         {"F8_E5M2FNUZ", 8},
+    {"I16", 16},     {"U16", 16},         {"F16", 16},         {"BF16", 16},   {"I32", 32}, {"U32", 32},
+    {"F32", 32},     {"C64", 64},         {"F64", 64},         {"I64", 64},    {"U64", 64},
+}};
+
+/// The table entry of @p name, or nullptr for a dtype the format does not define.
+inline safetensors_dtype_info const* find_safetensors_dtype(std::string_view name) noexcept {
+  for (auto const& d : safetensors_dtypes) {
+    if (d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+/// Position of @p name in safetensors_dtypes (the reference writer's sort key).
+inline std::size_t safetensors_dtype_order(std::string_view name) noexcept {
+  return static_cast<std::size_t>(find_safetensors_dtype(name) - safetensors_dtypes.data());
+}
+
+/// The safetensors dtype of a dimtensor element type.
+template <class T>
+inline constexpr std::string_view safetensors_dtype_of = "";
+template <>
+inline constexpr std::string_view safetensors_dtype_of<float> = "F32";
+template <>
+inline constexpr std::string_view safetensors_dtype_of<double> = "F64";
+template <>
+inline constexpr std::string_view safetensors_dtype_of<std::int32_t> = "I32";
+template <>
+inline constexpr std::string_view safetensors_dtype_of<std::int64_t> = "I64";
+template <>
+inline constexpr std::string_view safetensors_dtype_of<bool> = "BOOL";
+
+/// The C++ spelling of a dimtensor element type, for messages.
+template <class T>
+inline constexpr std::string_view safetensors_element_name_of = "";
+template <>
+inline constexpr std::string_view safetensors_element_name_of<float> = "float";
+template <>
+inline constexpr std::string_view safetensors_element_name_of<double> = "double";
+template <>
+inline constexpr std::string_view safetensors_element_name_of<std::int32_t> = "std::int32_t";
+template <>
+inline constexpr std::string_view safetensors_element_name_of<std::int64_t> = "std::int64_t";
+template <>
+inline constexpr std::string_view safetensors_element_name_of<bool> = "bool";
+
+/// The dimtensor element type a dtype loads into without conversion ("" when none does).
+inline std::string_view safetensors_element_name(std::string_view dtype) noexcept {
+  if (dtype == "F32") return safetensors_element_name_of<float>;
+  if (dtype == "F64") return safetensors_element_name_of<double>;
+  if (dtype == "I32") return safetensors_element_name_of<std::int32_t>;
+  if (dtype == "I64") return safetensors_element_name_of<std::int64_t>;
+  if (dtype == "BOOL") return safetensors_element_name_of<bool>;
+  return {};
+}
+
+/// @brief An IEEE binary16 value as float, exactly (subnormals, infinities
+/// and NaN payloads included).
+inline float half_to_float(std::uint16_t h) noexcept {
+  std::uint32_t const sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  std::uint32_t const exponent = (h >> 10) & 0x1fu;
+  std::uint32_t const mantissa = h & 0x3ffu;
+  if (exponent == 0) {
+    // Subnormal or zero: mantissa * 2^-24, exact in a float.
+    float const magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign != 0 ? -magnitude : magnitude;
+  }
+  if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
+  return std::bit_cast<float>(sign | ((exponent + (127 - 15)) << 23) | (mantissa << 13));
+}
+
+/// @brief A bfloat16 value as float, exactly: bfloat16 is the upper half of a float.
+inline float bfloat16_to_float(std::uint16_t b) noexcept {
+  return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
+}
+
+/// "[2, 3]", "[]"; messages pass @p max_shown to stay readable for absurd ranks.
+inline std::string safetensors_shape_string(std::span<index_t const> shape, std::size_t max_shown = 16) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    if (i == max_shown) {
+      s += "... " + std::to_string(shape.size() - max_shown) + " more";
+      break;
+    }
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+/// A key fit for a message: as is when short printable ASCII, else quoted and escaped.
+inline std::string safetensors_key_text(std::string_view key) {
+  bool const plain = !key.empty() && key.size() <= 120 && std::all_of(key.begin(), key.end(), [](char c) {
+    return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f;
+  });
+  return plain ? std::string(key) : npy_quote(key);
+}
+
+/// "[begin, end]"
+inline std::string safetensors_offsets_string(safetensors_entry const& e) {
+  return "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "]";
+}
+
+/// Whether safetensors_reader::load can load into Tensor.
+template <class Tensor>
+inline constexpr bool safetensors_target_ok_v = [] {
+  if constexpr (is_tensor_v<Tensor>) {
+    return std::is_same_v<typename Tensor::backend, cpu>;
+  } else {
+    return false;
+  }
+}();
+
+/// Reports (once) why Tensor cannot be loaded into.
+template <class Tensor>
+constexpr void check_safetensors_target() {
+  if constexpr (!is_tensor_v<Tensor>) {
+    static_assert(diagnostic::always_false<Tensor>,
+                  "dimtensor::safetensors_reader::load<Tensor>: Tensor must be a tensor type, e.g. tensor<float, Batch>");
+  } else if constexpr (!std::is_same_v<typename Tensor::backend, cpu>) {
+    static_assert(diagnostic::always_false<Tensor>,
+                  "dimtensor::safetensors_reader::load<Tensor>: load into a cpu tensor, then move it to its backend");
+  }
+}
+
+inline std::uint64_t read_le_u64(unsigned char const* p) noexcept {
+  std::uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+}  // namespace detail
+
+/// @brief Reads a safetensors file: its header at construction, one tensor per `load()`.
+///
+/// ```
+/// dt::safetensors_reader weights("model.safetensors");
+/// auto W_q = weights.load<dt::tensor<float, Hidden, QueryFeat>>("W_q.weight");
+/// ```
+class safetensors_reader {
+ public:
+  /// @brief Opens @p file and reads and validates its header (see the file's
+  /// description); keeps only the header in memory.
+  ///
+  /// Throws `io_error` naming the file when it cannot be opened; is shorter
+  /// than 8 bytes; declares a header longer than the file or than
+  /// `safetensors_max_header_bytes`; has a header that is not valid JSON
+  /// (the message says where), not an object, or whose entries lack
+  /// `dtype`, `shape` or `data_offsets`, name a dtype the format does not
+  /// define, have offsets outside the data section or with begin > end, or
+  /// a byte size other than the product of the shape times the dtype's size;
+  /// or when the entries overlap or leave bytes of the data section uncovered.
+  explicit safetensors_reader(std::filesystem::path file) : path_(std::move(file)) {
+    errno = 0;
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) detail::throw_open_error(op_open, "open", path_, errno);
+    std::error_code ec;
+    if (std::filesystem::is_directory(path_, ec)) detail::throw_open_error(op_open, "open", path_, EISDIR);
+    auto const size = std::filesystem::file_size(path_, ec);
+    if (ec) detail::throw_open_error(op_open, "read the size of", path_, ec.value());
+    file_size_ = static_cast<std::uint64_t>(size);
+
+    if (file_size_ < 8) {
+      fail("the file has " + std::to_string(file_size_) +
+           " bytes; a safetensors file starts with an 8-byte header length");
+    }
+    unsigned char len_bytes[8];
+    in.read(reinterpret_cast<char*>(len_bytes), 8);
+    if (in.gcount() != 8) fail("cannot read the 8-byte header length");
+    header_size_ = detail::read_le_u64(len_bytes);
+    if (header_size_ > safetensors_max_header_bytes) {
+      fail("the header length " + std::to_string(header_size_) + " exceeds the limit of " +
+           std::to_string(safetensors_max_header_bytes) + " bytes (is this a safetensors file?)");
+    }
+    if (header_size_ > file_size_ - 8) {
+      fail("the header length " + std::to_string(header_size_) + " is larger than the rest of the file (" +
+           std::to_string(file_size_ - 8) + " bytes after the 8-byte length)");
+    }
+    std::string header(static_cast<std::size_t>(header_size_), '\0');
+    in.read(header.data(), static_cast<std::streamsize>(header.size()));
+    if (static_cast<std::uint64_t>(in.gcount()) != header_size_) {
+      fail("cannot read the " + std::to_string(header_size_) + "-byte header");
+    }
+    parse_header(header);
+    validate_layout();
+  }
+
+  /// The file, as given.
+  std::filesystem::path const& path() const noexcept { return path_; }
+
+  /// The tensor names, sorted, without `__metadata__`.
+  std::vector<std::string> keys() const {
+    std::vector<std::string> k;
+    k.reserve(entries_.size());
+    for (auto const& [name, e] : entries_) k.push_back(name);
+    return k;
+  }
+
+  /// Whether the file holds a tensor named @p key.
+  bool contains(std::string_view key) const { return entries_.find(key) != entries_.end(); }
+
+  /// @brief The header entry of @p key; `io_error` naming the file and the
+  /// key, and listing keys that exist near it in sorted order, when absent.
+  safetensors_entry const& entry(std::string_view key) const { return entry_for("safetensors_reader::entry", key); }
+
+  /// The `__metadata__` strings (empty when the file has none).
+  std::map<std::string, std::string> const& metadata() const noexcept { return metadata_; }
+
+  /// Size of the JSON header in bytes (padding included); the data section starts 8 bytes later.
+  std::uint64_t header_size() const noexcept { return header_size_; }
+
+  /// @brief The tensor stored under @p key as a new `Tensor`
+  /// (`tensor<float, Hidden, KeyFeat>`, a CPU tensor).
+  ///
+  /// The file's rank must be the tensor type's, its extents the type's static
+  /// extents, and its dtype the element type (F32 ↔ float, F64 ↔ double,
+  /// I32 ↔ std::int32_t, I64 ↔ std::int64_t, BOOL ↔ bool), except that F16
+  /// and BF16 load into float or double, converted exactly.  Every failure is
+  /// an `io_error` naming the file, the key and what differs
+  /// (`W_q.weight: shape [8, 20] but the tensor type has rank 3 …`,
+  /// `dtype F64 but the tensor holds float …`); BOOL bytes other than 0 and 1
+  /// and a file that changed since it was opened are `io_error`s too.
+  template <class Tensor>
+  Tensor load(std::string_view key) const {
+    if constexpr (!detail::safetensors_target_ok_v<Tensor>) {
+      detail::check_safetensors_target<Tensor>();
+      (void)key;
+      return Tensor{};
+    } else {
+      return load_impl<Tensor>(key);
+    }
+  }
+
+ private:
+  static constexpr std::string_view op_open = "safetensors_reader";
+  static constexpr std::string_view op_load = "safetensors_reader::load";
+  static constexpr std::string_view metadata_key = "__metadata__";
+
+  std::string prefix(std::string_view op) const { return std::string(op) + ": " + path_.string() + ": "; }
+
+  [[noreturn]] void fail(std::string const& what) const { throw io_error(prefix(op_open) + what); }
+
+  [[noreturn]] void fail_entry(std::string_view key, std::string const& what) const {
+    fail(detail::safetensors_key_text(key) + ": " + what);
+  }
+
+  void parse_header(std::string_view header) {
+    detail::json::value root;
+    try {
+      root = detail::json::parse(header);
+    } catch (detail::json::parse_error const& e) {
+      std::size_t const from = e.offset() > 24 ? e.offset() - 24 : 0;
+      fail("the header is not valid JSON: " + e.reason() + " at byte " + std::to_string(e.offset()) +
+           " of the header (line " + std::to_string(e.line()) + ", column " + std::to_string(e.column()) +
+           "), near " + detail::npy_quote(header.substr(from, 48)));
+    }
+    if (root.type() != detail::json::kind::object) {
+      fail("the header is " + std::string(detail::json::kind_name(root.type())) +
+           "; it must be a JSON object of tensor entries");
+    }
+    for (auto const& [key, v] : root.as_object()) {
+      if (key == metadata_key) {
+        parse_metadata(v);
+      } else {
+        entries_.emplace(key, parse_entry(key, v));
+      }
+    }
+  }
+
+  void parse_metadata(detail::json::value const& v) {
+    using detail::json::kind;
+    if (v.is_null()) return;  // the reference implementation reads null as no metadata
+    if (v.type() != kind::object) {
+      fail("\"__metadata__\" is " + std::string(detail::json::kind_name(v.type())) +
+           "; it must be an object of strings");
+    }
+    for (auto const& [k, s] : v.as_object()) {
+      if (s.type() != kind::string) {
+        fail("\"__metadata__\" maps " + detail::npy_quote(k) + " to " +
+             std::string(detail::json::kind_name(s.type())) + "; its values must be strings");
+      }
+      metadata_.emplace(k, s.as_string());
+    }
+  }
+
+  // A non-negative integer that fits T, or an error naming the field.
+  template <class T>
+  T parse_count(std::string_view key, std::string_view field, detail::json::value const& v) const {
+    if (v.type() != detail::json::kind::integer || v.as_integer() < 0) {
+      std::string const found = v.type() == detail::json::kind::integer
+                                    ? "the negative integer " + std::to_string(v.as_integer())
+                                    : std::string(detail::json::kind_name(v.type()));
+      fail_entry(key, "\"" + std::string(field) + "\" holds " + found + "; expected non-negative integers");
+    }
+    return static_cast<T>(v.as_integer());
+  }
+
+  safetensors_entry parse_entry(std::string_view key, detail::json::value const& v) const {
+    using detail::json::kind;
+    if (v.type() != kind::object) {
+      fail_entry(key, "the entry is " + std::string(detail::json::kind_name(v.type())) +
+                          "; it must be an object with \"dtype\", \"shape\" and \"data_offsets\"");
+    }
+    auto const field = [&](std::string_view name, kind want) -> detail::json::value const& {
+      auto const* f = v.find(name);
+      if (f == nullptr) fail_entry(key, "the entry has no \"" + std::string(name) + "\"");
+      if (f->type() != want) {
+        fail_entry(key, "\"" + std::string(name) + "\" is " + std::string(detail::json::kind_name(f->type())) +
+                            "; it must be " + std::string(detail::json::kind_name(want)));
+      }
+      return *f;
+    };
+    safetensors_entry e;
+    e.dtype = field("dtype", kind::string).as_string();
+    if (detail::find_safetensors_dtype(e.dtype) == nullptr) {
+      std::string known;
+      for (auto const& d : detail::safetensors_dtypes) known += (known.empty() ? "" : ", ") + std::string(d.name);
+      fail_entry(key, "unknown dtype " + detail::npy_quote(e.dtype) + " (the format defines " + known + ")");
+    }
+    for (auto const& x : field("shape", kind::array).as_array()) e.shape.push_back(parse_count<index_t>(key, "shape", x));
+    auto const& offsets = field("data_offsets", kind::array).as_array();
+    if (offsets.size() != 2) {
+      fail_entry(key, "\"data_offsets\" has " + std::to_string(offsets.size()) +
+                          " elements; it must be [begin, end]");
+    }
+    e.begin = parse_count<std::size_t>(key, "data_offsets", offsets[0]);
+    e.end = parse_count<std::size_t>(key, "data_offsets", offsets[1]);
+    // Other members are ignored, as by the reference implementation.
+    return e;
+  }
+
+  // The reference implementation's rules: each entry's byte size is its
+  // shape's times its dtype's, and the entries, sorted by offsets, tile the
+  // data section from its first byte to the end of the file.
+  void validate_layout() const {
+    std::uint64_t const data_size = file_size_ - 8 - header_size_;
+    std::vector<std::pair<std::string const*, safetensors_entry const*>> order;
+    order.reserve(entries_.size());
+    for (auto const& [k, e] : entries_) order.emplace_back(&k, &e);
+    std::stable_sort(order.begin(), order.end(), [](auto const& a, auto const& b) {
+      return std::pair(a.second->begin, a.second->end) < std::pair(b.second->begin, b.second->end);
+    });
+
+    for (auto const& [k, e] : order) {
+      std::string const offsets = "data_offsets " + detail::safetensors_offsets_string(*e);
+      if (e->begin > e->end) fail_entry(*k, offsets + ": begin > end");
+      if (e->end > data_size) {
+        fail_entry(*k, offsets + " lie outside the data section, which has " + std::to_string(data_size) +
+                           " bytes (the file has " + std::to_string(file_size_) + ", the header " +
+                           std::to_string(header_size_) + ")");
+      }
+      std::size_t const bits = detail::find_safetensors_dtype(e->dtype)->bits;
+      std::string const what = "dtype " + e->dtype + " and shape " + detail::safetensors_shape_string(e->shape);
+      // The product of the non-zero extents must be addressable too: a tensor
+      // computes strides from them even when another extent is 0.
+      std::uint64_t const limit = static_cast<std::uint64_t>(std::numeric_limits<index_t>::max()) / 64;
+      std::uint64_t count = 1;
+      bool empty = false;
+      for (index_t x : e->shape) {
+        auto const u = static_cast<std::uint64_t>(x);
+        if (u == 0) {
+          empty = true;
+        } else if (count > limit / u) {
+          fail_entry(*k, what + " hold more elements than memory can address");
+        } else {
+          count *= u;
+        }
+      }
+      if (empty) count = 0;
+      std::uint64_t const nbits = count * bits;
+      if (nbits % 8 != 0) fail_entry(*k, what + " do not fill a whole number of bytes");
+      if (nbits / 8 != e->end - e->begin) {
+        fail_entry(*k, what + " need " + std::to_string(nbits / 8) + " bytes but " + offsets + " hold " +
+                           std::to_string(e->end - e->begin));
+      }
+    }
+
+    std::uint64_t covered = 0;
+    std::pair<std::string const*, safetensors_entry const*> prev{nullptr, nullptr};
+    for (auto const& cur : order) {
+      auto const& [k, e] = cur;
+      if (e->begin < covered) {
+        fail_entry(*k, "data_offsets " + detail::safetensors_offsets_string(*e) + " overlap those of " +
+                           detail::safetensors_key_text(*prev.first) + " " +
+                           detail::safetensors_offsets_string(*prev.second) + " (entries must not overlap)");
+      }
+      if (e->begin > covered) {
+        fail("bytes [" + std::to_string(covered) + ", " + std::to_string(e->begin) +
+             ") of the data section belong to no tensor (a hole before " + detail::safetensors_key_text(*k) +
+             "; the entries must cover the data section exactly)");
+      }
+      covered = e->end;
+      prev = cur;
+    }
+    if (covered != data_size) {
+      fail("bytes [" + std::to_string(covered) + ", " + std::to_string(data_size) +
+           ") at the end of the data section belong to no tensor (the entries must cover the data section "
+           "exactly)");
+    }
+  }
+
+  safetensors_entry const& entry_for(std::string_view op, std::string_view key) const {
+    auto const it = entries_.find(key);
+    if (it != entries_.end()) return it->second;
+    std::string what = prefix(op) + "no tensor named " + detail::safetensors_key_text(key);
+    if (entries_.empty()) throw io_error(what + "; the file holds no tensors");
+    // The keys around where key would sort: likely the one that was meant.
+    constexpr std::ptrdiff_t shown = 5;
+    auto first = entries_.lower_bound(key);
+    for (std::ptrdiff_t i = 0; i < shown / 2 && first != entries_.begin(); ++i) --first;
+    what += "; the file holds " + std::to_string(entries_.size()) + " tensors, among them ";
+    std::ptrdiff_t n = 0;
+    for (auto i = first; i != entries_.end() && n < shown; ++i, ++n) {
+      if (n) what += ", ";
+      what += detail::safetensors_key_text(i->first);
+    }
+    throw io_error(what);
+  }
+
+  template <class Tensor>
+  Tensor load_impl(std::string_view key) const {
+    using T = typename Tensor::value_type;
+    using specs = typename Tensor::specs;
+    constexpr std::size_t R = Tensor::rank;
+    constexpr std::string_view want_dtype = detail::safetensors_dtype_of<T>;
+    constexpr bool floating = std::is_floating_point_v<T>;
+
+    safetensors_entry const& e = entry_for(op_load, key);
+    std::string const where = prefix(op_load) + detail::safetensors_key_text(key) + ": ";
+    constexpr std::string_view element_name = detail::safetensors_element_name_of<T>;
+
+    bool const half = e.dtype == "F16";
+    bool const bf16 = e.dtype == "BF16";
+    if (e.dtype != want_dtype && !(floating && (half || bf16))) {
+      auto const file_type = detail::safetensors_element_name(e.dtype);
+      if (file_type.empty() && !half && !bf16) {
+        throw io_error(where + "dtype " + e.dtype + " is not supported by dimtensor (it loads F32 into float, " +
+                       "F64 into double, I32 into std::int32_t, I64 into std::int64_t, BOOL into bool, and F16 and " +
+                       "BF16 into float or double); the tensor holds " + std::string(element_name));
+      }
+      std::string const into = file_type.empty() ? "float or double" : std::string(file_type);
+      throw io_error(where + "dtype " + e.dtype + " but the tensor holds " + std::string(element_name) +
+                     " (dtype " + std::string(want_dtype) + "); load does not convert it: load into a tensor of " +
+                     into + " and convert with dimtensor::cast");
+    }
+
+    if (e.shape.size() != R) {
+      std::string dims_text = "[";
+      for (std::size_t i = 0; i < R; ++i) {
+        if (i) dims_text += ", ";
+        dims_text += detail::names_of<specs>::value[i];
+      }
+      throw io_error(where + "shape " + detail::safetensors_shape_string(e.shape) + " but the tensor type has rank " +
+                     std::to_string(R) + " (dims " + dims_text + "])");
+    }
+    typename Tensor::extents_type ext{};
+    for (std::size_t i = 0; i < R; ++i) {
+      ext[i] = e.shape[i];
+      index_t const want = detail::static_extents_of<specs>::value[i];
+      if (want != dynamic_extent && want != ext[i]) {
+        throw io_error(where + "shape " + detail::safetensors_shape_string(e.shape) +
+                       ": extent mismatch for dimension " + std::string(detail::names_of<specs>::value[i]) + ": " +
+                       std::to_string(ext[i]) + " (file) vs " + std::to_string(want) + " (static)");
+      }
+    }
+
+    Tensor t(uninitialized, ext);
+    index_t const count = t.size();
+    std::size_t const nbytes = e.end - e.begin;
+    if (nbytes == 0) return t;
+
+    errno = 0;
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) detail::throw_open_error(op_load, "open", path_, errno);
+    std::error_code ec;
+    auto const size_now = std::filesystem::file_size(path_, ec);
+    if (ec || static_cast<std::uint64_t>(size_now) != file_size_) {
+      throw io_error(where + "the file changed since its header was read (it had " + std::to_string(file_size_) +
+                     " bytes, now " + (ec ? std::string("cannot tell") : std::to_string(size_now)) + ")");
+    }
+    in.seekg(static_cast<std::streamoff>(8 + header_size_ + e.begin));
+    auto const read_into = [&](char* dst) {
+      in.read(dst, static_cast<std::streamsize>(nbytes));
+      if (!in || static_cast<std::size_t>(in.gcount()) != nbytes) {
+        throw io_error(where + "cannot read its " + std::to_string(nbytes) + " bytes at offset " +
+                       std::to_string(8 + header_size_ + e.begin) + " (did the file change?)");
+      }
+    };
+
+    if (half || bf16 || std::is_same_v<T, bool>) {
+      std::string bytes(nbytes, '\0');
+      read_into(bytes.data());
+      auto const* b = reinterpret_cast<unsigned char const*>(bytes.data());
+      if constexpr (std::is_same_v<T, bool>) {
+        for (index_t i = 0; i < count; ++i) {
+          if (b[i] > 1) {
+            throw io_error(where + "malformed BOOL data: byte " + std::to_string(b[i]) + " at element " +
+                           std::to_string(i) + " (BOOL elements must be 0 or 1)");
+          }
+          t.data()[i] = b[i] != 0;
+        }
+      } else if constexpr (floating) {
+        for (index_t i = 0; i < count; ++i) {
+          auto const bits = static_cast<std::uint16_t>(b[2 * i] | (b[2 * i + 1] << 8));
+          t.data()[i] = static_cast<T>(half ? detail::half_to_float(bits) : detail::bfloat16_to_float(bits));
+        }
+      }
+    } else {
+      read_into(reinterpret_cast<char*>(t.data()));
+      if constexpr (std::endian::native == std::endian::big) detail::byteswap_in_place(t.data(), count);
+    }
+    return t;
+  }
+
+  std::filesystem::path path_;
+  std::map<std::string, safetensors_entry, std::less<>> entries_;
+  std::map<std::string, std::string> metadata_;
+  std::uint64_t file_size_ = 0;
+  std::uint64_t header_size_ = 0;
+};
+
+/// @brief Collects tensors and writes one safetensors file.
+///
+/// ```
+/// dt::safetensors_writer out;
+/// out.add("W_q.weight", W_q);
+/// out.add_metadata("format", "pt");
+/// out.save("model.safetensors");
+/// ```
+/// The file is what the reference writer makes of the same tensors, byte for
+/// byte: a compact JSON header with `__metadata__` first, then the entries
+/// sorted by dtype (widest first, in the reference's dtype order, so that
+/// every tensor's data is aligned to its element size) and then by key,
+/// padded with spaces to a multiple of 8 bytes; then the data in that order.
+class safetensors_writer {
+ public:
+  /// @brief Adds @p tensor (any expression: evaluated, copied in row-major
+  /// order, so later changes to it do not show in the file) under @p key.
+  ///
+  /// `value_error` when @p key is empty, is `__metadata__`, is not valid
+  /// UTF-8, or was added before.
+  template <Expression E>
+  void add(std::string key, E const& tensor) {
+    static_assert(std::is_same_v<typename E::backend, cpu>,
+                  "dimtensor::safetensors_writer::add: move the tensor to the cpu backend first");
+    using T = typename E::value_type;
+    check_key("add", key, tensors_.contains(key));
+    auto const t = eval(tensor).contiguous();
+    pending p;
+    p.dtype = detail::safetensors_dtype_of<T>;
+    p.shape = detail::shape_vector(t.extents());
+    index_t const n = t.size();
+    p.bytes.resize(static_cast<std::size_t>(n) * sizeof(T));
+    if constexpr (std::is_same_v<T, bool>) {
+      for (index_t i = 0; i < n; ++i) p.bytes[static_cast<std::size_t>(i)] = t.data()[i] ? 1 : 0;
+    } else if (n > 0) {
+      std::memcpy(p.bytes.data(), t.data(), p.bytes.size());
+      if constexpr (std::endian::native == std::endian::big) {
+        detail::byteswap_in_place(reinterpret_cast<T*>(p.bytes.data()), n);
+      }
+    }
+    tensors_.emplace(std::move(key), std::move(p));
+  }
+
+  /// Absorbs the result of a call whose compile-time check failed.
+  void add(std::string const&, ill_formed) {}
+
+  /// @brief Adds a `__metadata__` string; `value_error` when @p key is empty,
+  /// was added before, or either string is not valid UTF-8.
+  void add_metadata(std::string key, std::string value) {
+    check_key("add_metadata", key, metadata_.contains(key), false);
+    if (!detail::json::is_valid_utf8(value)) {
+      throw value_error("safetensors_writer::add_metadata: the value of " + detail::safetensors_key_text(key) +
+                        " is not valid UTF-8");
+    }
+    metadata_.emplace(std::move(key), std::move(value));
+  }
+
+  /// @brief Writes the file (replacing it); `io_error` naming the file when
+  /// it cannot be created or written.
+  void save(std::filesystem::path const& file) const {
+    namespace json = detail::json;
+    std::vector<std::pair<std::string const*, pending const*>> order;
+    order.reserve(tensors_.size());
+    for (auto const& [k, p] : tensors_) order.emplace_back(&k, &p);
+    std::stable_sort(order.begin(), order.end(), [](auto const& a, auto const& b) {
+      return detail::safetensors_dtype_order(a.second->dtype) > detail::safetensors_dtype_order(b.second->dtype);
+    });
+
+    json::object root;
+    if (!metadata_.empty()) {
+      json::object m;
+      for (auto const& [k, v] : metadata_) m.emplace_back(k, v);
+      root.emplace_back("__metadata__", std::move(m));
+    }
+    std::size_t offset = 0;
+    for (auto const& [k, p] : order) {
+      json::array shape(p->shape.begin(), p->shape.end());
+      json::object entry;
+      entry.emplace_back("dtype", p->dtype);
+      entry.emplace_back("shape", std::move(shape));
+      entry.emplace_back("data_offsets", json::array{offset, offset + p->bytes.size()});
+      root.emplace_back(*k, std::move(entry));
+      offset += p->bytes.size();
+    }
+    std::string header = json::dump(root);
+    header.append((8 - header.size() % 8) % 8, ' ');
+
+    char len[8];
+    for (std::size_t i = 0; i < 8; ++i) len[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+
+    errno = 0;
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    if (!out) detail::throw_open_error(op_save, "create", file, errno);
+    out.write(len, 8);
+    out.write(header.data(), static_cast<std::streamsize>(header.size()));
+    for (auto const& [k, p] : order) out.write(p->bytes.data(), static_cast<std::streamsize>(p->bytes.size()));
+    out.flush();
+    if (!out) detail::throw_open_error(op_save, "write", file, errno);
+    out.close();
+    if (!out) detail::throw_open_error(op_save, "write", file, errno);
+  }
+
+ private:
+  static constexpr std::string_view op_save = "safetensors_writer::save";
+
+  struct pending {
+    std::string_view dtype;
+    std::vector<index_t> shape;
+    std::string bytes;
+  };
+
+  static void check_key(std::string_view op, std::string const& key, bool duplicate, bool tensor = true) {
+    std::string const where = "safetensors_writer::" + std::string(op) + ": ";
+    if (key.empty()) throw value_error(where + "the key is empty");
+    if (tensor && key == "__metadata__") {
+      throw value_error(where + "the key \"__metadata__\" is reserved for the metadata strings (add_metadata)");
+    }
+    if (!detail::json::is_valid_utf8(key)) {
+      throw value_error(where + "the key " + detail::safetensors_key_text(key) + " is not valid UTF-8");
+    }
+    if (duplicate) throw value_error(where + "the key " + detail::safetensors_key_text(key) + " was added before");
+  }
+
+  std::map<std::string, pending, std::less<>> tensors_;
+  std::map<std::string, std::string> metadata_;
+};
+
+/// @brief Loads the tensor stored under @p key in a safetensors file:
+/// `safetensors_reader(file).load<Tensor>(key)`.
+template <class Tensor>
+Tensor load_safetensors(std::filesystem::path const& file, std::string_view key) {
+  return safetensors_reader(file).load<Tensor>(key);
+}
+
+}  // namespace dimtensor
