@@ -186,6 +186,24 @@ inline std::string safetensors_key_text(std::string_view key) {
   return plain ? std::string(key) : npy_quote(key);
 }
 
+/// Header text around an error, fit for a message: printable ASCII as is,
+/// other bytes as \xNN, between backquotes.
+inline std::string safetensors_snippet(std::string_view text) {
+  constexpr char hex[] = "0123456789abcdef";
+  std::string s = "`";
+  for (char const ch : text) {
+    auto const c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f) {
+      s += ch;
+    } else {
+      s += "\\x";
+      s += hex[c >> 4];
+      s += hex[c & 15];
+    }
+  }
+  return s + "`";
+}
+
 /// "[begin, end]"
 inline std::string safetensors_offsets_string(safetensors_entry const& e) {
   return "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "]";
@@ -342,7 +360,7 @@ class safetensors_reader {
       std::size_t const from = e.offset() > 24 ? e.offset() - 24 : 0;
       fail("the header is not valid JSON: " + e.reason() + " at byte " + std::to_string(e.offset()) +
            " of the header (line " + std::to_string(e.line()) + ", column " + std::to_string(e.column()) +
-           "), near " + detail::npy_quote(header.substr(from, 48)));
+           "), near " + detail::safetensors_snippet(header.substr(from, 48)));
     }
     if (root.type() != detail::json::kind::object) {
       fail("the header is " + std::string(detail::json::kind_name(root.type())) +

@@ -502,10 +502,7 @@ class canvas {
   cairo_t* cr_ = nullptr;
 };
 
-/// @brief Ticks of an axis with labels: the tick positions, their labels,
-/// and their number of intervals fitted to the axis' length as matplotlib
-/// does (`get_tick_space`: three font sizes per label along x, two along y),
-/// thinned further while the labels would touch.
+/// @brief Ticks of an axis: the positions and their labels.
 struct axis_ticks {
   /// Positions in data units.
   std::vector<double> values;
@@ -513,10 +510,14 @@ struct axis_ticks {
   std::vector<std::string> labels;
 };
 
-/// Ticks for [lo, hi] on an axis of @p length pixels (@p horizontal: labels side by side).
+/// @brief Ticks for [lo, hi] on an axis of @p length pixels (@p horizontal:
+/// labels side by side): at most one interval per two font sizes, as
+/// matplotlib's `get_tick_space` allows along y, and fewer while labels
+/// would come closer than about a font size apart.
 inline axis_ticks fit_ticks(canvas const& m, double lo, double hi, double length, bool horizontal, bool integer_only) {
   m.font(style::tick_font);
-  double const per_label = (horizontal ? 3.0 : 2.0) * style::tick_font;
+  // Start dense (two font sizes per label) and thin out while labels would touch.
+  double const per_label = 2.0 * style::tick_font;
   int nbins = std::clamp(static_cast<int>(length / per_label), 1, 9);
   axis_ticks t;
   for (;; --nbins) {

@@ -1,0 +1,276 @@
+// The attention modules' forward pass against d2l's PyTorch code written in
+// libtorch (the same operations in the same order: masked_softmax through
+// sequence_mask with -1e6, bmm, nn.Linear without bias), on the same inputs
+// and weights, eval mode:
+//   dot_product     queries [16, 512, 64], keys/values [16, 512, 64], 1-D valid_lens
+//   additive        queries [4, 64, 32], keys [4, 64, 48], values [4, 64, 32], hidden 128
+//   multi_head      X = Y [16, 128, 512], 8 heads, 1-D valid_lens;
+//                   dimtensor: named form and d2l form (transpose_qkv)
+// The ratios at the end are libtorch time / dimtensor time (ratio_reporter.hpp).
+
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+
+#include <dimtensor/dimtensor.hpp>
+#include <dimtensor/nn/attention.hpp>
+
+#include "ratio_reporter.hpp"
+
+namespace {
+
+namespace dt = dimtensor;
+
+DIMTENSOR_DIM(Batch);
+DIMTENSOR_DIM(Queries);
+DIMTENSOR_DIM(KVPairs);
+DIMTENSOR_DIM(QueryFeat);
+DIMTENSOR_DIM(KeyFeat);
+DIMTENSOR_DIM(ValueFeat);
+DIMTENSOR_DIM(Hidden);
+
+using lens_t = dt::tensor<std::int64_t, Batch>;
+
+lens_t random_lens(dt::generator& gen, dt::index_t batch, dt::index_t max_len) {
+  return dt::randint<std::int64_t>(gen, 1, max_len + 1, Batch(batch));
+}
+
+#if DIMTENSOR_HAVE_LIBTORCH
+template <class Tensor>
+torch::Tensor to_torch(Tensor const& t) {
+  auto const c = dt::eval(t).contiguous();
+  std::vector<std::int64_t> sizes(c.extents().begin(), c.extents().end());
+  auto const type = std::is_same_v<typename Tensor::value_type, float> ? torch::kFloat32 : torch::kInt64;
+  return torch::from_blob(const_cast<typename Tensor::value_type*>(c.data()), sizes, type).clone();
+}
+
+// d2l.sequence_mask and d2l.masked_softmax, as in d2l/torch.py.
+torch::Tensor sequence_mask(torch::Tensor x, torch::Tensor const& valid_len, float value) {
+  auto const maxlen = x.size(1);
+  auto const mask = torch::arange(maxlen, torch::kFloat32).index({torch::indexing::None, torch::indexing::Slice()}) <
+                    valid_len.index({torch::indexing::Slice(), torch::indexing::None});
+  x.index_put_({~mask}, value);
+  return x;
+}
+
+torch::Tensor masked_softmax(torch::Tensor const& x, torch::Tensor valid_lens) {
+  auto const shape = x.sizes().vec();
+  if (valid_lens.dim() == 1) {
+    valid_lens = torch::repeat_interleave(valid_lens, shape[1]);
+  } else {
+    valid_lens = valid_lens.reshape(-1);
+  }
+  auto const masked = sequence_mask(x.reshape({-1, shape.back()}), valid_lens, -1e6F);
+  return torch::softmax(masked.reshape(shape), -1);
+}
+
+torch::Tensor dot_product_attention(torch::Tensor const& q, torch::Tensor const& k, torch::Tensor const& v,
+                                    torch::Tensor const& valid_lens) {
+  auto const d = q.size(-1);
+  auto const scores = torch::bmm(q, k.transpose(1, 2)) / std::sqrt(static_cast<double>(d));
+  return torch::bmm(masked_softmax(scores, valid_lens), v);
+}
+
+torch::Tensor transpose_qkv(torch::Tensor x, std::int64_t heads) {
+  x = x.reshape({x.size(0), x.size(1), heads, -1});
+  x = x.permute({0, 2, 1, 3});
+  return x.reshape({-1, x.size(2), x.size(3)});
+}
+
+torch::Tensor transpose_output(torch::Tensor x, std::int64_t heads) {
+  x = x.reshape({-1, heads, x.size(1), x.size(2)});
+  x = x.permute({0, 2, 1, 3});
+  return x.reshape({x.size(0), x.size(1), -1});
+}
+#endif
+
+// ---------------------------------------------------------------------------
+// Scaled dot-product attention.
+struct dot_inputs {
+  static constexpr dt::index_t batch = 16, queries = 512, kv = 512, d = 64;
+  dt::generator gen{11};
+  dt::tensor<float, Batch, Queries, Hidden> q = dt::randn<float>(gen, Batch(batch), Queries(queries), Hidden(d));
+  dt::tensor<float, Batch, KVPairs, Hidden> k = dt::randn<float>(gen, Batch(batch), KVPairs(kv), Hidden(d));
+  dt::tensor<float, Batch, KVPairs, ValueFeat> v = dt::randn<float>(gen, Batch(batch), KVPairs(kv), ValueFeat(d));
+  lens_t lens = random_lens(gen, batch, kv);
+  dt::nn::dot_product_attention<Queries, KVPairs, Hidden> attention{0.0};
+#if DIMTENSOR_HAVE_LIBTORCH
+  torch::Tensor tq = to_torch(q), tk = to_torch(k), tv = to_torch(v), tlens = to_torch(lens);
+#endif
+  static dot_inputs& get() {
+    static dot_inputs in;
+    return in;
+  }
+};
+
+void dimtensor_dot_product(benchmark::State& state) {
+  auto& in = dot_inputs::get();
+  for (auto _ : state) {
+    auto const r = in.attention(in.q, in.k, in.v, in.lens);
+    benchmark::DoNotOptimize(r.data());
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Additive attention.
+struct additive_inputs {
+  static constexpr dt::index_t batch = 4, queries = 64, kv = 64, qf = 32, kf = 48, vf = 32, hidden = 128;
+  dt::generator gen{12};
+  dt::tensor<float, Batch, Queries, QueryFeat> q = dt::randn<float>(gen, Batch(batch), Queries(queries), QueryFeat(qf));
+  dt::tensor<float, Batch, KVPairs, KeyFeat> k = dt::randn<float>(gen, Batch(batch), KVPairs(kv), KeyFeat(kf));
+  dt::tensor<float, Batch, KVPairs, ValueFeat> v = dt::randn<float>(gen, Batch(batch), KVPairs(kv), ValueFeat(vf));
+  lens_t lens = random_lens(gen, batch, kv);
+  dt::nn::additive_attention<Queries, KVPairs, QueryFeat, KeyFeat, Hidden> attention{KeyFeat(kf), QueryFeat(qf),
+                                                                                      Hidden(hidden), 0.0, gen};
+#if DIMTENSOR_HAVE_LIBTORCH
+  torch::Tensor tq = to_torch(q), tk = to_torch(k), tv = to_torch(v), tlens = to_torch(lens);
+  torch::Tensor w_q = to_torch(attention.W_q.weight), w_k = to_torch(attention.W_k.weight),
+                w_v = to_torch(attention.w_v.weight);
+
+  // d2l's AdditiveAttention.forward.
+  torch::Tensor forward() const {
+    auto const queries = torch::linear(tq, w_q);
+    auto const keys = torch::linear(tk, w_k);
+    auto const features = torch::tanh(queries.unsqueeze(2) + keys.unsqueeze(1));
+    auto const scores = torch::linear(features, w_v).squeeze(-1);
+    return torch::bmm(masked_softmax(scores, tlens), tv);
+  }
+#endif
+  static additive_inputs& get() {
+    static additive_inputs in;
+    return in;
+  }
+};
+
+void dimtensor_additive(benchmark::State& state) {
+  auto& in = additive_inputs::get();
+  for (auto _ : state) {
+    auto const r = in.attention(in.q, in.k, in.v, in.lens);
+    benchmark::DoNotOptimize(r.data());
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Multi-head attention.
+struct multi_head_inputs {
+  static constexpr dt::index_t batch = 16, length = 128, hidden = 512, heads = 8;
+  dt::generator gen{13};
+  dt::tensor<float, Batch, Queries, Hidden> x = dt::randn<float>(gen, Batch(batch), Queries(length), Hidden(hidden));
+  dt::tensor<float, Batch, KVPairs, Hidden> y = dt::randn<float>(gen, Batch(batch), KVPairs(length), Hidden(hidden));
+  lens_t lens = random_lens(gen, batch, length);
+  dt::nn::multi_head_attention<Queries, KVPairs, Hidden> attention{
+      Hidden(hidden), Hidden(hidden), Hidden(hidden), Hidden(hidden), dt::nn::Heads(heads), 0.0, false, gen};
+#if DIMTENSOR_HAVE_LIBTORCH
+  torch::Tensor tx = to_torch(x), ty = to_torch(y), tlens = to_torch(lens);
+  torch::Tensor w_q = to_torch(attention.W_q.weight), w_k = to_torch(attention.W_k.weight),
+                w_v = to_torch(attention.W_v.weight), w_o = to_torch(attention.W_o.weight);
+
+  // d2l's MultiHeadAttention.forward.
+  torch::Tensor forward() const {
+    auto const queries = transpose_qkv(torch::linear(tx, w_q), heads);
+    auto const keys = transpose_qkv(torch::linear(ty, w_k), heads);
+    auto const values = transpose_qkv(torch::linear(ty, w_v), heads);
+    auto const valid_lens = torch::repeat_interleave(tlens, heads, 0);
+    auto const output = dot_product_attention(queries, keys, values, valid_lens);
+    return torch::linear(transpose_output(output, heads), w_o);
+  }
+#endif
+  static multi_head_inputs& get() {
+    static multi_head_inputs in;
+    return in;
+  }
+};
+
+void dimtensor_multi_head(benchmark::State& state) {
+  auto& in = multi_head_inputs::get();
+  for (auto _ : state) {
+    auto const r = in.attention(in.x, in.y, in.y, in.lens);
+    benchmark::DoNotOptimize(r.data());
+  }
+}
+
+void dimtensor_multi_head_d2l_form(benchmark::State& state) {
+  auto& in = multi_head_inputs::get();
+  for (auto _ : state) {
+    auto const r = in.attention.forward_d2l(in.x, in.y, in.y, in.lens);
+    benchmark::DoNotOptimize(r.data());
+  }
+}
+
+#if DIMTENSOR_HAVE_LIBTORCH
+void libtorch_dot_product(benchmark::State& state) {
+  auto& in = dot_inputs::get();
+  torch::NoGradGuard no_grad;
+  for (auto _ : state) {
+    auto const r = dot_product_attention(in.tq, in.tk, in.tv, in.tlens);
+    benchmark::DoNotOptimize(r.data_ptr());
+  }
+}
+
+void libtorch_additive(benchmark::State& state) {
+  auto& in = additive_inputs::get();
+  torch::NoGradGuard no_grad;
+  for (auto _ : state) {
+    auto const r = in.forward();
+    benchmark::DoNotOptimize(r.data_ptr());
+  }
+}
+
+void libtorch_multi_head(benchmark::State& state) {
+  auto& in = multi_head_inputs::get();
+  torch::NoGradGuard no_grad;
+  for (auto _ : state) {
+    auto const r = in.forward();
+    benchmark::DoNotOptimize(r.data_ptr());
+  }
+}
+#endif
+
+template <class Tensor>
+double largest_difference([[maybe_unused]] Tensor const& ours, [[maybe_unused]] void const* theirs) {
+  double worst = 0;
+  auto const c = dt::eval(ours).contiguous();
+  auto const* t = static_cast<float const*>(theirs);
+  for (dt::index_t i = 0; i < c.size(); ++i) worst = std::fmax(worst, std::fabs(c.data()[i] - t[i]));
+  return worst;
+}
+
+// The modules must compute d2l's numbers, or the timing means nothing.
+bool results_agree() {
+  auto& dot = dot_inputs::get();
+  auto& additive = additive_inputs::get();
+  auto& multi = multi_head_inputs::get();
+  auto const r_dot = dot.attention(dot.q, dot.k, dot.v, dot.lens);
+  auto const r_add = additive.attention(additive.q, additive.k, additive.v, additive.lens);
+  auto const r_named = multi.attention(multi.x, multi.y, multi.y, multi.lens);
+  auto const r_d2l = multi.attention.forward_d2l(multi.x, multi.y, multi.y, multi.lens);
+  bool ok = dimtensor_bench::agrees("attention_bench: named vs d2l form", dt::max_abs_diff(r_named, r_d2l), 1e-5);
+#if DIMTENSOR_HAVE_LIBTORCH
+  torch::NoGradGuard no_grad;
+  auto const t_dot = dot_product_attention(dot.tq, dot.tk, dot.tv, dot.tlens).contiguous();
+  auto const t_add = additive.forward().contiguous();
+  auto const t_multi = multi.forward().contiguous();
+  ok = dimtensor_bench::agrees("attention_bench: dot_product", largest_difference(r_dot, t_dot.data_ptr()), 1e-4) &&
+       dimtensor_bench::agrees("attention_bench: additive", largest_difference(r_add, t_add.data_ptr()), 1e-4) &&
+       dimtensor_bench::agrees("attention_bench: multi_head", largest_difference(r_named, t_multi.data_ptr()), 1e-4) &&
+       ok;
+#endif
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  dimtensor_bench::register_timed("dimtensor/dot_product", dimtensor_dot_product);
+  dimtensor_bench::register_timed("dimtensor/additive", dimtensor_additive);
+  dimtensor_bench::register_timed("dimtensor/multi_head/named", dimtensor_multi_head);
+  dimtensor_bench::register_timed("dimtensor/multi_head/d2l_form", dimtensor_multi_head_d2l_form);
+#if DIMTENSOR_HAVE_LIBTORCH
+  dimtensor_bench::register_timed("libtorch/dot_product", libtorch_dot_product);
+  dimtensor_bench::register_timed("libtorch/additive", libtorch_additive);
+  dimtensor_bench::register_timed("libtorch/multi_head", libtorch_multi_head);
+#endif
+  return dimtensor_bench::run_main(argc, argv, results_agree);
+}
