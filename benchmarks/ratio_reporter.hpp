@@ -29,6 +29,10 @@
 #include <torch/torch.h>
 #endif
 
+#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
+extern "C" char* openblas_get_corename(void);
+#endif
+
 namespace dimtensor_bench {
 
 /// Console output plus the collected real time per iteration of each benchmark.
@@ -95,11 +99,29 @@ inline int set_threads() {
   text = "dimtensor " + text + ", libtorch " + std::to_string(torch::get_num_threads());
 #endif
   benchmark::AddCustomContext("threads", text);
+#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
+  // The kernels OpenBLAS chose (scripts/env.sh explains OPENBLAS_CORETYPE).
+  benchmark::AddCustomContext("openblas_core", openblas_get_corename());
+#endif
   return threads;
 }
 
-/// Registers a benchmark timed in wall-clock milliseconds (all pairs compare real time).
+/// @brief Registers a benchmark timed in wall-clock milliseconds (all
+/// pairs compare real time).
+///
+/// dimtensor sets OpenBLAS to one thread before its products (its OpenMP
+/// threads share the work instead); libtorch calls the same OpenBLAS and
+/// expects its threads, so a libtorch benchmark gets them back first.
 inline void register_timed(char const* name, void (*fn)(benchmark::State&)) {
+  if (std::string(name).rfind("libtorch/", 0) == 0) {
+    benchmark::RegisterBenchmark(name, [fn](benchmark::State& state) {
+#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
+      openblas_set_num_threads(dimtensor::get_num_threads());
+#endif
+      fn(state);
+    })->UseRealTime()->Unit(benchmark::kMillisecond);
+    return;
+  }
   benchmark::RegisterBenchmark(name, fn)->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 

@@ -52,9 +52,10 @@ set(DIMTENSOR_RUN_COMPILE_FAIL_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/RunCompileFail.
 
 # dimtensor_add_compile_fail_tests(DIRECTORY <dir>
 #   [LINK_LIBRARIES <targets>...]    # what each file compiles against
+#   [EXCLUDE <regex>...]             # file names (without .cpp) left out
 #   [FIXTURES_REQUIRED <fixtures>...])
 function(dimtensor_add_compile_fail_tests)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "" "DIRECTORY" "LINK_LIBRARIES;FIXTURES_REQUIRED")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "DIRECTORY" "LINK_LIBRARIES;EXCLUDE;FIXTURES_REQUIRED")
   if(NOT arg_DIRECTORY)
     message(FATAL_ERROR "dimtensor_add_compile_fail_tests: DIRECTORY is required")
   endif()
@@ -62,6 +63,15 @@ function(dimtensor_add_compile_fail_tests)
   list(SORT sources)
   foreach(source IN LISTS sources)
     get_filename_component(name "${source}" NAME_WE)
+    set(skip OFF)
+    foreach(rx IN LISTS arg_EXCLUDE)
+      if(name MATCHES "${rx}")
+        set(skip ON)
+      endif()
+    endforeach()
+    if(skip)
+      continue()
+    endif()
     foreach(mode IN ITEMS fail ok)
       set(target "compile_${mode}.${name}")
       add_library(${target} OBJECT EXCLUDE_FROM_ALL "${source}")

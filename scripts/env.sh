@@ -12,3 +12,19 @@ if command -v ccache >/dev/null 2>&1; then
   export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
   export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
 fi
+
+# OpenBLAS picks its kernels from the CPU's model number, and on a virtual
+# CPU that hides it ("Intel(R) Xeon(R) Processor") OpenBLAS 0.3.21 falls back
+# to its oldest x86-64 kernels (Prescott, SSE3): SGEMM 4-5x slower than the
+# AVX-512 kernels the CPU supports. Choose by the instruction sets instead,
+# unless the user chose already. libtorch, when it runs beside dimtensor in
+# the benchmarks, uses the same OpenBLAS and gets the same kernels.
+if [[ -z "${OPENBLAS_CORETYPE:-}" && -r /proc/cpuinfo ]]; then
+  cpu_flags=$(grep -m1 '^flags' /proc/cpuinfo || true)
+  if [[ " $cpu_flags " == *" avx512f "* && " $cpu_flags " == *" avx512vl "* ]]; then
+    export OPENBLAS_CORETYPE=SkylakeX
+  elif [[ " $cpu_flags " == *" avx2 "* && " $cpu_flags " == *" fma "* ]]; then
+    export OPENBLAS_CORETYPE=Haswell
+  fi
+  unset cpu_flags
+fi

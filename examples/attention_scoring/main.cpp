@@ -19,6 +19,7 @@
 
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/nn/attention.hpp>
+#include <dimtensor/viz.hpp>
 
 namespace dt = dimtensor;
 
@@ -30,6 +31,7 @@ DIMTENSOR_DIM(KeyFeat);
 DIMTENSOR_DIM(ValueFeat);
 DIMTENSOR_DIM(Hidden);
 DIMTENSOR_DIM(Flat);
+DIMTENSOR_DIM(BatchQueries);
 
 namespace {
 
@@ -70,13 +72,43 @@ void check_masked(std::string const& name, weights_t const& w, Lens const& valid
 }
 
 // The mean of the first 2 value rows for batch entry 0 and of the first 6 for
-// entry 1: {2, 3, 4, 5} and {10, 11, 12, 13}. A weight of 1/6 is not exact in
-// float, so the tolerance is a few units in the last place of 13.
+// entry 1: {2, 3, 4, 5} and {10, 11, 12, 13}. Entry 0 must be exact (weights
+// 1/2, sums of halves of small integers). Entry 1 weighs by 1/6, which float
+// rounds; the sum is exact here, but another summation order may land one
+// unit in the last place away, so it gets 2 of them (about 2e-6 at 13).
 void check_toy(std::string const& name, output_t const& out) {
   output_t const expected{{{2, 3, 4, 5}}, {{10, 11, 12, 13}}};
   double const err = dt::max_abs_diff(out, expected);
   std::cout << name << ": largest difference from [[[2, 3, 4, 5]]], [[[10, 11, 12, 13]]]: " << err << "\n\n";
-  if (err > 4e-6) fail(name + ": the output differs from the chapter's by " + std::to_string(err));
+  for (dt::index_t v = 0; v < 4; ++v) {
+    float const first = out(Batch(0), Queries(0), ValueFeat(v));
+    float const second = out(Batch(1), Queries(0), ValueFeat(v));
+    float const want = expected(Batch(1), Queries(0), ValueFeat(v));
+    if (first != expected(Batch(0), Queries(0), ValueFeat(v))) {
+      fail(name + ": batch entry 0 is not exactly [2, 3, 4, 5] (value " + std::to_string(v) + " is " +
+           std::to_string(first) + ")");
+    }
+    if (std::abs(second - want) > 2 * (std::nextafter(want, 100.0f) - want)) {
+      fail(name + ": batch entry 1 is not [10, 11, 12, 13] (value " + std::to_string(v) + " is " +
+           std::to_string(second) + ")");
+    }
+  }
+}
+
+// d2l.show_heatmaps(attention.attention_weights.reshape((1, 1, 2, 10)),
+//                   xlabel='Keys', ylabel='Queries')
+// The reshape puts the two batch entries' single queries in one matrix of 2
+// rows; merge says so by name.
+void save_heatmap(weights_t const& weights, std::filesystem::path const& out_dir, std::string const& stem) {
+  auto const rows = dt::merge<Batch, Queries, BatchQueries>(weights);  // [BatchQueries=2, KVPairs=10]
+  dt::viz::heatmap_options options;
+  options.xlabel = "Keys";
+  options.ylabel = "Queries";
+  for (char const* extension : {".png", ".svg"}) {
+    auto const file = out_dir / (stem + extension);
+    dt::viz::show_heatmap(rows, file, options);
+    std::cout << "wrote " << file.string() << '\n';
+  }
 }
 
 }  // namespace
@@ -87,10 +119,10 @@ int main(int argc, char** argv) {
   dt::manual_seed(0);
 
   // masked_softmax(torch.rand(2, 2, 4), torch.tensor([2, 3]))
-  weights_t const w1 =
-      dt::masked_softmax<KVPairs>(dt::rand<float>(Batch(2), Queries(2), KVPairs(4)), dt::tensor<std::int64_t, Batch>{2, 3});
+  dt::tensor<std::int64_t, Batch> const per_row{2, 3};
+  weights_t const w1 = dt::masked_softmax<KVPairs>(dt::rand<float>(Batch(2), Queries(2), KVPairs(4)), per_row);
   std::cout << "masked_softmax(rand(2, 2, 4), [2, 3]) =\n" << w1 << "\n\n";
-  check_masked("masked_softmax with [2, 3]", w1, [](dt::index_t b, dt::index_t) { return b == 0 ? 2 : 3; });
+  check_masked("masked_softmax with [2, 3]", w1, [&](dt::index_t b, dt::index_t) { return per_row(Batch(b)); });
 
   // masked_softmax(torch.rand(2, 2, 4), d2l.tensor([[1, 3], [2, 4]]))
   dt::tensor<std::int64_t, Batch, Queries> const per_query{{1, 3}, {2, 4}};
@@ -114,9 +146,10 @@ int main(int argc, char** argv) {
   output_t const additive_out = additive(queries, keys, values, valid_lens);
   std::cout << "AdditiveAttention(queries, keys, values, valid_lens) =\n" << additive_out << '\n';
   check_toy("additive attention", additive_out);
-  auto const& additive_weights = additive.attention_weights<Batch, Queries, KVPairs>();
+  weights_t const additive_weights = additive.attention_weights<Batch, Queries, KVPairs>();
   check_masked("additive attention weights", additive_weights,
                [&](dt::index_t b, dt::index_t) { return valid_lens(Batch(b)); });
+  save_heatmap(additive_weights, out_dir, "additive_attention_weights");
 
   // Scaled dot-product attention: queries and keys share their 2 features.
   auto const dot_queries = dt::normal<float>(0, 1, Batch(2), Queries(1), KeyFeat(2));
@@ -125,9 +158,10 @@ int main(int argc, char** argv) {
   output_t const dot_out = dot_product(dot_queries, keys, values, valid_lens);
   std::cout << "DotProductAttention(queries, keys, values, valid_lens) =\n" << dot_out << '\n';
   check_toy("dot-product attention", dot_out);
-  auto const& dot_weights = dot_product.attention_weights<Batch, Queries, KVPairs>();
+  weights_t const dot_weights = dot_product.attention_weights<Batch, Queries, KVPairs>();
   check_masked("dot-product attention weights", dot_weights,
                [&](dt::index_t b, dt::index_t) { return valid_lens(Batch(b)); });
+  save_heatmap(dot_weights, out_dir, "dot_product_attention_weights");
 
   if (failures != 0) {
     std::cerr << "attention_scoring: " << failures << " check(s) failed\n";

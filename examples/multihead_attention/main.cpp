@@ -2,10 +2,12 @@
 // forms side by side, and the attention weights of every head.
 //
 // Run as `example_multihead_attention [output folder]` (default: the current
-// folder). It exits non-zero when a check fails:
+// folder). It writes multihead_attention_weights.png, the weights of every
+// head for random inputs, and exits non-zero when a check fails:
 //   - the output of the shape test is [Batch=2, Queries=4, Hidden=100]
 //     (d2l: torch.Size([2, 4, 100])); the dims are checked by the compiler,
-//     the extents here;
+//     the extents here; its values are W_o(W_v(ones)), since all inputs are
+//     ones;
 //   - the named form (heads a dim of their own) and d2l's form
 //     (transpose_qkv / transpose_output, heads merged into the batch) give
 //     the same output and the same attention weights;
@@ -16,9 +18,11 @@
 #include <iostream>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/nn/attention.hpp>
+#include <dimtensor/viz.hpp>
 
 namespace dt = dimtensor;
 using dt::nn::BatchHeads;
@@ -71,6 +75,11 @@ int main(int argc, char** argv) {
     fail("the output's shape is not (2, 4, 100)");
   }
 
+  // Every value row is W_v(1, …, 1) and the weights of a row sum to 1, so
+  // every output row is W_o(W_v(1, …, 1)), whatever the weights.
+  dt::tensor<float, Batch, Queries, Hidden> const expected = attention.W_o(attention.W_v(X));
+  check_close("output on ones vs W_o(W_v(ones))", dt::max_abs_diff(out, expected), 1e-5);
+
   // d2l's own forward pass: transpose_qkv, valid_lens repeated per head,
   // DotProductAttention over BatchHeads, transpose_output.
   dt::tensor<float, Batch, Queries, Hidden> const out_d2l = attention.forward_d2l(X, Y, Y, valid_lens);
@@ -89,7 +98,7 @@ int main(int argc, char** argv) {
       attention.forward_d2l(X_random, Y_random, Y_random, valid_lens);
   check_close("named form vs forward_d2l on random inputs", dt::max_abs_diff(named, d2l_form), 1e-5);
   // d2l's form keeps them with batch and heads merged (entry b * heads + h).
-  auto const& merged = attention.attention.attention_weights<BatchHeads, Queries, KVPairs>();
+  auto const merged = attention.attention.attention_weights<BatchHeads, Queries, KVPairs>();
   check_close("their attention weights",
               dt::max_abs_diff(per_head, dt::split<BatchHeads, Batch, Heads>(merged, Batch(2))), 1e-6);
 
@@ -108,6 +117,16 @@ int main(int argc, char** argv) {
   }
   std::cout << "head 1 of batch entry 0 (rows: queries, columns: keys):\n"
             << dt::slice<Heads>(dt::slice<Batch>(per_head, 0, 1), 0, 1) << '\n';
+
+  // One heatmap per (batch entry, head): rows of the grid are Batch, columns
+  // Heads, as d2l.show_heatmaps lays out a [rows, cols, queries, keys] tensor.
+  dt::viz::heatmap_options options;
+  options.xlabel = "Keys";
+  options.ylabel = "Queries";
+  for (dt::index_t h = 0; h < attention.num_heads(); ++h) options.titles.push_back("Head " + std::to_string(h + 1));
+  auto const file = out_dir / "multihead_attention_weights.png";
+  dt::viz::show_heatmaps(per_head, file, options);
+  std::cout << "wrote " << file.string() << '\n';
 
   if (failures != 0) {
     std::cerr << "multihead_attention: " << failures << " check(s) failed\n";

@@ -22,6 +22,7 @@
 
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/nn/attention.hpp>
+#include <dimtensor/viz.hpp>
 
 namespace dt = dimtensor;
 
@@ -39,6 +40,27 @@ void fail(std::string const& what) {
 
 // def f(x): return 2 * torch.sin(x) + x**0.8
 auto f(auto const& x) { return 2.0f * dt::sin(x) + dt::pow(x, 0.8f); }
+
+// def plot_kernel_reg(y_hat):
+//     d2l.plot(x_test, [y_truth, y_hat], 'x', 'y', legend=['Truth', 'Pred'],
+//              xlim=[0, 5], ylim=[-1, 5])
+//     d2l.plt.plot(x_train, y_train, 'o', alpha=0.5);
+void plot_kernel_reg(dt::tensor<float, Test> const& x_test, dt::tensor<float, Test> const& y_truth,
+                     dt::tensor<float, Test> const& y_hat, dt::tensor<float, Train> const& x_train,
+                     dt::tensor<float, Train> const& y_train, std::filesystem::path const& file) {
+  namespace viz = dt::viz;
+  viz::series pred = viz::series_of("Pred", x_test, y_hat, viz::series::style::dashed);
+  pred.color = "#bf00bf";  // d2l.plot's second format, 'm--': magenta
+  viz::plot_options options;
+  options.xlabel = "x";
+  options.ylabel = "y";
+  options.xlim = {0.0, 5.0};
+  options.ylim = {-1.0, 5.0};
+  viz::plot({viz::series_of("Truth", x_test, y_truth), pred,
+             viz::series_of("", x_train, y_train, viz::series::style::markers)},
+            file, options);
+  std::cout << "wrote " << file.string() << '\n';
+}
 
 }  // namespace
 
@@ -89,10 +111,11 @@ int main(int argc, char** argv) {
   std::cout << "largest difference from a double-precision loop: " << largest_diff << '\n';
   if (largest_diff > 1e-5) fail("the pooling differs from the kernel formula by " + std::to_string(largest_diff));
 
-  // Tracking the truth: the kernel (bandwidth 1) smooths the peak at x = 1.6
-  // away, so the error stays well above the noise's; but the predictions
-  // must beat ignoring x (predicting mean(y_train) everywhere) clearly, and
-  // rise and fall with the truth.
+  // Tracking the truth: a Gaussian kernel of width 1 flattens the curve (the
+  // book's point: the prediction is too smooth), so the error stays far from
+  // 0; but the predictions must clearly beat ignoring x (predicting
+  // mean(y_train) everywhere) and rise and fall with the truth. Values not
+  // aligned with their keys (y_train reversed) fail both.
   float const y_mean = dt::mean(y_train).item();
   double const mae = dt::mean(dt::abs(y_hat - y_truth)).item();
   double const constant_mae = dt::mean(dt::abs(y_truth - y_mean)).item();
@@ -107,6 +130,17 @@ int main(int argc, char** argv) {
       std::sqrt(dt::mean(dt::square(y_hat - hat_mean)).item() * dt::mean(dt::square(y_truth - truth_mean)).item());
   std::cout << "correlation of y_hat with y_truth: " << correlation << " (bound: 0.8)\n";
   if (!(correlation > 0.8)) fail("the predictions do not follow the truth: correlation " + std::to_string(correlation));
+
+  plot_kernel_reg(x_test, y_truth, y_hat, x_train, y_train, out_dir / "nadaraya_watson_regression.png");
+
+  // d2l.show_heatmaps(attention_weights.unsqueeze(0).unsqueeze(0),
+  //                   xlabel='Sorted training inputs', ylabel='Sorted testing inputs')
+  dt::viz::heatmap_options options;
+  options.xlabel = "Sorted training inputs";
+  options.ylabel = "Sorted testing inputs";
+  auto const heatmap_file = out_dir / "nadaraya_watson_attention_weights.png";
+  dt::viz::show_heatmap(attention_weights, heatmap_file, options);
+  std::cout << "wrote " << heatmap_file.string() << '\n';
 
   if (failures != 0) {
     std::cerr << "nadaraya_watson: " << failures << " check(s) failed\n";

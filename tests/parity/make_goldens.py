@@ -5,15 +5,20 @@ How to run (from the repository root), with Debian's python and python3-torch:
 
     /usr/bin/python3 tests/parity/make_goldens.py
 
+on an x86-64 machine with AVX2 (the script pins torch's AVX2 kernels, see
+ATEN_CPU_CAPABILITY below; other kernels draw other random numbers).
+
 Writes tests/parity/data/*.npy (float32 unless the name ends in _f64; valid
-lengths are int64; C order) and tests/parity/data/manifest.json, which lists
+lengths are int64; C order), one folder data/attention/<case>/ per attention
+case (.npy files and the module's state_dict as weights.safetensors; see
+make_attention) and tests/parity/data/manifest.json, which lists
 every file with its shape, dtype and the expression that produced it, plus the
 torch and numpy versions used (read at run time; the committed data was made
 with Debian's torch 1.13.0a0 and numpy 1.24.2).
 
 The script is deterministic (every random case is seeded) and idempotent:
 running it again rewrites byte-identical files and deletes stale *.npy files
-in data/ that it no longer produces. After writing, it loads every file back
+in data/ (and stale files under data/attention/) that it no longer produces. After writing, it loads every file back
 with numpy and checks shapes, dtypes and a few known values.
 """
 import json
@@ -21,6 +26,14 @@ import math
 import os
 import struct
 import sys
+
+# torch's CPU kernels differ in their last bits with the SIMD kernels chosen
+# at run time: randn draws other numbers with the vectorized Box-Muller path
+# than without it (ATEN_CPU_CAPABILITY=default changes nearly every random
+# golden), and arange(0, 5, 0.1) rounds each vector's base to float, so 8 and
+# 16 lanes differ.  The committed data used the AVX2 kernels; pin them so that
+# an AVX-512 machine regenerates the same bytes (a machine without AVX2 cannot).
+os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")
 
 import numpy as np
 import torch
@@ -426,7 +439,8 @@ def make_attention():
     save_case(case, "queries", queries, "torch.manual_seed(11); torch.randn(3, 4, 5)")
     save_case(case, "keys", keys, "torch.manual_seed(11); torch.randn(3, 4, 5); torch.randn(3, 7, 6)")
     save_case(case, "values", values, "... torch.randn(3, 7, 6); torch.randn(3, 7, 3)")
-    save_state_dict(case, net, "(after the draws above) AdditiveAttention(key_size=6, query_size=5, num_hiddens=9, dropout=0.2)")
+    save_state_dict(case, net, "(after the draws above) "
+                    "AdditiveAttention(key_size=6, query_size=5, num_hiddens=9, dropout=0.2)")
     lens_cases(case, lambda vl: (net(queries, keys, values, vl), net.attention_weights),
                {"1d": i64([2, 7, 5]), "2d": i64([[1, 3, 7, 0], [2, 2, 5, 6], [7, 4, 1, 3]]), "none": None},
                {"1d": "torch.tensor([2, 7, 5])", "2d": "torch.tensor([[1, 3, 7, 0], [2, 2, 5, 6], [7, 4, 1, 3]])"})

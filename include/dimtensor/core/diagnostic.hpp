@@ -70,6 +70,18 @@ namespace diagnostic {
 template <class...>
 inline constexpr bool always_false = false;
 
+/// @brief Instantiates the diagnosis @p D, whose static_assert is the
+/// compile error (`ill_formed`: nothing to report).
+///
+/// A function of its own returning void: instantiated directly in an
+/// operation with a deduced return type, the failed assertion would also
+/// make that operation's return type fail, and clang would report each
+/// further call with the same arguments as a second error.
+template <class D>
+constexpr void fire() noexcept {
+  (void)D{};
+}
+
 /// A position in a shape, counted from 0 at the left.
 template <std::size_t I>
 struct at_position {};

@@ -87,10 +87,10 @@ struct safetensors_dtype_info {
 /// Every dtype of the format, in the order of the reference implementation's
 /// `Dtype` enum, which its writer sorts by (descending) to align the data.
 inline constexpr std::array<safetensors_dtype_info, 22> safetensors_dtypes{{
-    {"BOOL", 8},     {"F4", 4},           {"F6_E2M3", 6},      {"F6_E3M2", 6}, {"U8", 8},   {"I8", 8},
-    {"F8_E5M2", 8},  {"F8_E4M3", 8},      {"F8_E8M0", 8},      {"F8_E4M3FNUZ", 8},         {"F8_E5M2FNUZ", 8},
-    {"I16", 16},     {"U16", 16},         {"F16", 16},         {"BF16", 16},   {"I32", 32}, {"U32", 32},
-    {"F32", 32},     {"C64", 64},         {"F64", 64},         {"I64", 64},    {"U64", 64},
+    {"BOOL", 8},    {"F4", 4},      {"F6_E2M3", 6}, {"F6_E3M2", 6},     {"U8", 8},          {"I8", 8},
+    {"F8_E5M2", 8}, {"F8_E4M3", 8}, {"F8_E8M0", 8}, {"F8_E4M3FNUZ", 8}, {"F8_E5M2FNUZ", 8}, {"I16", 16},
+    {"U16", 16},    {"F16", 16},    {"BF16", 16},   {"I32", 32},        {"U32", 32},        {"F32", 32},
+    {"C64", 64},    {"F64", 64},    {"I64", 64},    {"U64", 64},
 }};
 
 /// The table entry of @p name, or nullptr for a dtype the format does not define.
@@ -223,8 +223,9 @@ inline constexpr bool safetensors_target_ok_v = [] {
 template <class Tensor>
 constexpr void check_safetensors_target() {
   if constexpr (!is_tensor_v<Tensor>) {
-    static_assert(diagnostic::always_false<Tensor>,
-                  "dimtensor::safetensors_reader::load<Tensor>: Tensor must be a tensor type, e.g. tensor<float, Batch>");
+    static_assert(
+        diagnostic::always_false<Tensor>,
+        "dimtensor::safetensors_reader::load<Tensor>: Tensor must be a tensor type, e.g. tensor<float, Batch>");
   } else if constexpr (!std::is_same_v<typename Tensor::backend, cpu>) {
     static_assert(diagnostic::always_false<Tensor>,
                   "dimtensor::safetensors_reader::load<Tensor>: load into a cpu tensor, then move it to its backend");
@@ -359,8 +360,8 @@ class safetensors_reader {
     } catch (detail::json::parse_error const& e) {
       std::size_t const from = e.offset() > 24 ? e.offset() - 24 : 0;
       fail("the header is not valid JSON: " + e.reason() + " at byte " + std::to_string(e.offset()) +
-           " of the header (line " + std::to_string(e.line()) + ", column " + std::to_string(e.column()) +
-           "), near " + detail::safetensors_snippet(header.substr(from, 48)));
+           " of the header (line " + std::to_string(e.line()) + ", column " + std::to_string(e.column()) + "), near " +
+           detail::safetensors_snippet(header.substr(from, 48)));
     }
     if (root.type() != detail::json::kind::object) {
       fail("the header is " + std::string(detail::json::kind_name(root.type())) +
@@ -384,8 +385,8 @@ class safetensors_reader {
     }
     for (auto const& [k, s] : v.as_object()) {
       if (s.type() != kind::string) {
-        fail("\"__metadata__\" maps " + detail::npy_quote(k) + " to " +
-             std::string(detail::json::kind_name(s.type())) + "; its values must be strings");
+        fail("\"__metadata__\" maps " + detail::npy_quote(k) + " to " + std::string(detail::json::kind_name(s.type())) +
+             "; its values must be strings");
       }
       metadata_.emplace(k, s.as_string());
     }
@@ -425,11 +426,11 @@ class safetensors_reader {
       for (auto const& d : detail::safetensors_dtypes) known += (known.empty() ? "" : ", ") + std::string(d.name);
       fail_entry(key, "unknown dtype " + detail::npy_quote(e.dtype) + " (the format defines " + known + ")");
     }
-    for (auto const& x : field("shape", kind::array).as_array()) e.shape.push_back(parse_count<index_t>(key, "shape", x));
+    for (auto const& x : field("shape", kind::array).as_array())
+      e.shape.push_back(parse_count<index_t>(key, "shape", x));
     auto const& offsets = field("data_offsets", kind::array).as_array();
     if (offsets.size() != 2) {
-      fail_entry(key, "\"data_offsets\" has " + std::to_string(offsets.size()) +
-                          " elements; it must be [begin, end]");
+      fail_entry(key, "\"data_offsets\" has " + std::to_string(offsets.size()) + " elements; it must be [begin, end]");
     }
     e.begin = parse_count<std::size_t>(key, "data_offsets", offsets[0]);
     e.end = parse_count<std::size_t>(key, "data_offsets", offsets[1]);
@@ -516,7 +517,8 @@ class safetensors_reader {
     constexpr std::ptrdiff_t shown = 5;
     auto first = entries_.lower_bound(key);
     for (std::ptrdiff_t i = 0; i < shown / 2 && first != entries_.begin(); ++i) --first;
-    what += "; the file holds " + std::to_string(entries_.size()) + " tensors, among them ";
+    what += "; the file holds " + std::to_string(entries_.size()) + (entries_.size() == 1 ? " tensor" : " tensors") +
+            (static_cast<std::ptrdiff_t>(entries_.size()) > shown ? ", among them " : ": ");
     std::ptrdiff_t n = 0;
     for (auto i = first; i != entries_.end() && n < shown; ++i, ++n) {
       if (n) what += ", ";
@@ -547,9 +549,9 @@ class safetensors_reader {
                        "BF16 into float or double); the tensor holds " + std::string(element_name));
       }
       std::string const into = file_type.empty() ? "float or double" : std::string(file_type);
-      throw io_error(where + "dtype " + e.dtype + " but the tensor holds " + std::string(element_name) +
-                     " (dtype " + std::string(want_dtype) + "); load does not convert it: load into a tensor of " +
-                     into + " and convert with dimtensor::cast");
+      throw io_error(where + "dtype " + e.dtype + " but the tensor holds " + std::string(element_name) + " (dtype " +
+                     std::string(want_dtype) + "); load does not convert it: load into a tensor of " + into +
+                     " and convert with dimtensor::cast");
     }
 
     if (e.shape.size() != R) {

@@ -156,7 +156,7 @@ class linear {
   auto operator()(X const& x) const {
     using diagnosis = typename decltype(detail::linear_diagnosis<In, Out, T, X>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
-      (void)diagnosis{};  // the compile error, unless x was ill_formed
+      diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
       return ill_formed{};
     } else {
       auto const xt = eval(x);

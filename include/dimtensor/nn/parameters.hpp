@@ -73,7 +73,9 @@ void check_loaded_shape(std::string const& key, std::filesystem::path const& fro
 /// any failure is an `io_error` naming the key and what differs.  From a
 /// safetensors file, keys the module does not have are an error too (as
 /// PyTorch's strict `load_state_dict`); a folder may hold other files.
-/// Nothing changes unless every parameter loads.
+/// Nothing changes unless every parameter loads.  The values are copied
+/// into the parameters' own storage (as PyTorch's `load_state_dict`), so
+/// every handle to a parameter sees them.
 template <Module M>
 void load_parameters(M& module, std::filesystem::path const& source) {
   std::vector<std::function<void()>> commits;
@@ -90,7 +92,7 @@ void load_parameters(M& module, std::filesystem::path const& source) {
             }
           }();
           detail::check_loaded_shape(key, file, loaded, parameter);
-          commits.push_back([&parameter, loaded]() mutable { parameter = std::move(loaded); });
+          commits.push_back([&parameter, loaded] { parameter.assign(loaded); });
         },
         "");
   } else {
@@ -105,7 +107,7 @@ void load_parameters(M& module, std::filesystem::path const& source) {
           }
           tensor_type loaded = reader.template load<tensor_type>(key);
           detail::check_loaded_shape(key, source, loaded, parameter);
-          commits.push_back([&parameter, loaded]() mutable { parameter = std::move(loaded); });
+          commits.push_back([&parameter, loaded] { parameter.assign(loaded); });
         },
         "");
     std::string unexpected;

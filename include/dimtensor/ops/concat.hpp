@@ -200,7 +200,7 @@ template <class D, class X0, class... Xs>
 auto concat(X0 const& x0, Xs const&... xs) {
   using diagnosis = typename decltype(detail::concat_diagnosis<D, X0, Xs...>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnosis{};  // the compile error, unless an operand was ill_formed
+    diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed
     return ill_formed{};
   } else {
     using L0 = typename X0::specs;

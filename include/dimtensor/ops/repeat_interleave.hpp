@@ -58,7 +58,7 @@ template <class D, class To = D, class X>
 auto repeat_interleave(X const& x, index_t repeats) {
   using diagnosis = typename decltype(detail::repeat_interleave_diagnosis<D, To, X>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnosis{};  // the compile error, unless x was ill_formed
+    diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
     return ill_formed{};
   } else {
     using L = typename X::specs;

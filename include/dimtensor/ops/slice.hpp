@@ -47,7 +47,7 @@ template <class D, class X>
 auto slice(X const& x, index_t begin, index_t end) {
   using diagnosis = typename decltype(detail::slice_diagnosis<D, X>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnosis{};  // the compile error, unless x was ill_formed
+    diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
     return ill_formed{};
   } else {
     using L = typename X::specs;

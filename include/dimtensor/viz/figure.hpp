@@ -275,35 +275,52 @@ inline std::string format_number(double v, int decimals) {
   return s;
 }
 
-/// @brief Labels for ticks as matplotlib's `ScalarFormatter` writes them:
-/// one number of decimals for all, the fewest that tells every tick exactly
-/// (`0`, `5`, `10`; `0.0`, `0.5`; `0.25`); scientific notation (`1e+06`)
-/// beyond 10⁶ or below 10⁻⁴.
-inline std::vector<std::string> format_ticks(std::vector<double> const& ticks) {
+/// @brief The power of ten matplotlib's `ScalarFormatter` factors out of
+/// ticks: the order of magnitude of the largest when it is 10⁶ or more, or
+/// 10⁻⁵ or less (its `axes.formatter.limits`), else 0.
+inline int tick_exponent(std::vector<double> const& ticks) {
   double big = 0;
   for (double t : ticks) big = std::max(big, std::abs(t));
-  std::vector<std::string> out;
-  if (big >= 1e6 || (big > 0 && big < 1e-4)) {
-    for (double t : ticks) {
-      std::array<char, 64> buf{};
-      auto const r = std::to_chars(buf.data(), buf.data() + buf.size(), t, std::chars_format::scientific, 1);
-      std::string s(buf.data(), r.ptr);
-      if (s.front() == '-') s = "\u2212" + s.substr(1);
-      out.push_back(s);
-    }
-    return out;
-  }
+  if (!(big > 0) || !std::isfinite(big)) return 0;
+  auto const oom = static_cast<int>(std::floor(std::log10(big) + 1e-12));
+  return oom >= 6 || oom <= -5 ? oom : 0;
+}
+
+/// @brief Labels for ticks as matplotlib's `ScalarFormatter` writes them:
+/// the ticks divided by 10^`tick_exponent(ticks)` (which is then shown once,
+/// beside the axis), one number of decimals for all, the fewest that tells
+/// every tick exactly (`0`, `5`, `10`; `0.0`, `0.5`; `0.25`).
+inline std::vector<std::string> format_ticks(std::vector<double> const& ticks) {
+  double const scale = std::pow(10.0, -tick_exponent(ticks));
   int decimals = 0;
   for (; decimals < 10; ++decimals) {
-    double const f = std::pow(10.0, decimals);
+    double const f = std::pow(10.0, decimals) * scale;
     bool const exact = std::all_of(ticks.begin(), ticks.end(), [&](double t) {
       return std::abs(t * f - std::round(t * f)) <= 1e-6 * std::max(1.0, std::abs(t * f));
     });
     if (exact) break;
   }
-  for (double t : ticks) out.push_back(format_number(t, decimals));
+  std::vector<std::string> out;
+  for (double t : ticks) out.push_back(format_number(t * scale, decimals));
   return out;
 }
+
+/// @brief The factor shown beside an axis whose labels are scaled by
+/// 10^@p exponent, as matplotlib writes it (`1e6`, `1e−5`); empty for 0.
+inline std::string exponent_label(int exponent) {
+  if (exponent == 0) return {};
+  return "1e" + (exponent < 0 ? "\u2212" + std::to_string(-exponent) : std::to_string(exponent));
+}
+
+/// @brief Ticks of an axis: the positions and their labels.
+struct axis_ticks {
+  /// Positions in data units.
+  std::vector<double> values;
+  /// One label per position.
+  std::vector<std::string> labels;
+  /// The factor the labels leave out (`1e6`), shown once beside the axis; empty when none.
+  std::string multiplier;
+};
 
 namespace detail {
 
@@ -502,14 +519,6 @@ class canvas {
   cairo_t* cr_ = nullptr;
 };
 
-/// @brief Ticks of an axis: the positions and their labels.
-struct axis_ticks {
-  /// Positions in data units.
-  std::vector<double> values;
-  /// One label per position.
-  std::vector<std::string> labels;
-};
-
 /// @brief Ticks for [lo, hi] on an axis of @p length pixels (@p horizontal:
 /// labels side by side): at most one interval per two font sizes, as
 /// matplotlib's `get_tick_space` allows along y, and fewer while labels
@@ -522,7 +531,13 @@ inline axis_ticks fit_ticks(canvas const& m, double lo, double hi, double length
   axis_ticks t;
   for (;; --nbins) {
     t.values = nice_ticks(lo, hi, nbins, integer_only);
-    t.labels = format_ticks(t.values);
+    if (integer_only) {  // indices: whole numbers, however large
+      t.labels.clear();
+      for (double v : t.values) t.labels.push_back(format_number(v, 0));
+    } else {
+      t.labels = format_ticks(t.values);
+      t.multiplier = exponent_label(tick_exponent(t.values));
+    }
     if (nbins == 1 || t.values.size() < 2) break;
     double const pitch = length * (t.values[1] - t.values[0]) / (hi - lo);
     double need = 0;

@@ -59,11 +59,11 @@ namespace viz {
 /// @brief How `show_heatmaps` and `show_heatmap` draw.
 struct heatmap_options {
   /// Label under the bottom row; empty: the name of the matrices' last dim (`KVPairs`).
-  std::string xlabel;
+  std::string xlabel{};
   /// Label left of the left column; empty: the name of the second-to-last dim (`Queries`).
-  std::string ylabel;
+  std::string ylabel{};
   /// One title per column of the grid, drawn over every heatmap of that column (as d2l does); or none.
-  std::vector<std::string> titles;
+  std::vector<std::string> titles{};
   /// The colormap by matplotlib's name (see `colormap::named`); d2l's default is `Reds`.
   std::string cmap = "Reds";
   /// @brief Side of one cell in pixels at 100 dpi; 0 chooses it: 200 pixels
@@ -73,9 +73,9 @@ struct heatmap_options {
   /// @brief Bottom of the colour range; default: the smallest finite
   /// element of all the matrices.  One range serves the whole grid, so the
   /// one colour bar reads right for every heatmap.
-  std::optional<double> vmin;
+  std::optional<double> vmin{};
   /// Top of the colour range; default: the largest finite element of all the matrices.
-  std::optional<double> vmax;
+  std::optional<double> vmax{};
   /// The colour of a NaN or infinite element (matplotlib masks them too).
   rgb invalid_color = {0.75, 0.75, 0.75};
 };
@@ -110,11 +110,11 @@ struct heatmap_layout {
   /// See `bar_low`.
   double bar_high = 1;
   /// Ticks of the x axes (column indices).
-  detail::axis_ticks xticks;
+  axis_ticks xticks;
   /// Ticks of the y axes (row indices).
-  detail::axis_ticks yticks;
+  axis_ticks yticks;
   /// Ticks of the colour bar (values).
-  detail::axis_ticks colorbar_ticks;
+  axis_ticks colorbar_ticks;
   /// The x label drawn.
   std::string xlabel;
   /// The y label drawn.
@@ -278,13 +278,18 @@ inline heatmap_layout layout_heatmap_data(std::string_view op, heatmap_data cons
   // One colour bar for the grid, right of it: 0.6 of the grid's height (d2l's shrink=0.6), aspect 20.
   double const bar_h = std::max(0.6 * (images_bottom - images_top), 100.0);
   double const bar_w = std::clamp(bar_h / 20, 10.0, 20.0);
-  L.colorbar = {grid_right + 20, (images_top + images_bottom - bar_h) / 2, bar_w, bar_h};
+  // Beside the rightmost image, not the rightmost slot: a title wider than its image overhangs above the bar.
+  double images_right = 0;
+  for (auto const& a : L.axes) images_right = std::max(images_right, a.right());
+  L.colorbar = {images_right + 20, (images_top + images_bottom - bar_h) / 2, bar_w, bar_h};
   L.colorbar_ticks = fit_ticks(m, L.bar_low, L.bar_high, bar_h, false, false);
-  double const right =
-      L.colorbar.right() + style::frame_width / 2 + style::tick_length + style::tick_pad + widest(m, L.colorbar_ticks.labels);
+  double const right = std::max(grid_right, L.colorbar.right() + style::frame_width / 2 + style::tick_length +
+                                                style::tick_pad + widest(m, L.colorbar_ticks.labels));
+  double const multiplier_w = L.colorbar_ticks.multiplier.empty() ? 0 : m.text_width(L.colorbar_ticks.multiplier);
+  double const multiplier_h = L.colorbar_ticks.multiplier.empty() ? 0 : tick_cap + m.descent() + 4;
 
   // Shift everything so the drawing starts a margin from the top left, and snap images to whole pixels.
-  double const min_y = std::min(0.0, L.colorbar.y - tick_cap);
+  double const min_y = std::min(0.0, L.colorbar.y - std::max(tick_cap, multiplier_h + style::frame_width));
   double const max_y = std::max(bottom, L.colorbar.bottom() + tick_cap);
   double const dx = style::margin;
   double const dy = style::margin - min_y;
@@ -299,7 +304,7 @@ inline heatmap_layout layout_heatmap_data(std::string_view op, heatmap_data cons
   };
   for (auto& a : L.axes) a = snap(a, false);
   L.colorbar = snap(L.colorbar, true);
-  L.width = static_cast<int>(std::ceil(right + 2 * style::margin));
+  L.width = static_cast<int>(std::ceil(std::max(right, L.colorbar.x - dx + multiplier_w) + 2 * style::margin));
   L.height = static_cast<int>(std::ceil(max_y - min_y + 2 * style::margin));
   return L;
 }
@@ -398,14 +403,18 @@ inline void draw_heatmap_data(std::string_view op, heatmap_data const& d, std::f
     }
   }
 
-  // The colour bar: the whole colormap from bar_low (bottom) to bar_high (top).
-  paint_blocks(c, L.colorbar, 1, static_cast<int>(colormap::size), [&](int, int y) {
-    return cmap.entry(colormap::size - 1 - static_cast<std::size_t>(y));
+  // The colour bar: the whole colormap, one row per pixel, its top row the top colour and its bottom row the bottom one.
+  int const bar_rows = std::max(2, static_cast<int>(L.colorbar.height));
+  paint_blocks(c, L.colorbar, 1, bar_rows, [&](int, int y) {
+    return cmap(1.0 - static_cast<double>(y) / static_cast<double>(bar_rows - 1));
   });
   c.frame(L.colorbar);
   std::vector<double> cy;
   for (double v : L.colorbar_ticks.values) cy.push_back(L.colorbar_y(v));
   draw_y_ticks(c, L.colorbar, cy, L.colorbar_ticks.labels, true);
+  c.font(style::tick_font);
+  c.text(L.colorbar_ticks.multiplier, L.colorbar.x, L.colorbar.y - style::frame_width - 4, halign::left,
+         valign::bottom);
   c.finish();
 }
 

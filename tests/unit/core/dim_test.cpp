@@ -8,6 +8,11 @@
 
 #include <dimtensor/config.hpp>
 #include <dimtensor/core/dim.hpp>
+#include <dimtensor/core/error.hpp>
+#include <dimtensor/core/shape.hpp>
+#include <dimtensor/core/tensor.hpp>
+#include <dimtensor/ops/creation.hpp>
+#include <dimtensor/ops/rename.hpp>
 
 namespace dim_test {
 DIMTENSOR_DIM(Batch);
@@ -60,4 +65,44 @@ TEST_CASE("dim: tags, static extents and specs", "[core][dim]") {
   CHECK(dt::static_extent_v<Hidden> == -1);
   constexpr Hidden::fixed<4> four{};
   CHECK(decltype(four)::value == 4);
+}
+
+// prime<D>: a second dim derived from D, printed D'.
+static_assert(dt::DimTag<dt::prime<Hidden>> && dt::DimSpec<dt::prime<Hidden>>);
+static_assert(std::is_final_v<dt::prime<Hidden>>);
+static_assert(!std::is_same_v<dt::prime<Hidden>, Hidden>);
+static_assert(!std::is_same_v<dt::prime<Hidden>, dt::prime<Batch>>);
+static_assert(!std::is_same_v<dt::prime<dt::prime<Hidden>>, dt::prime<Hidden>>);
+static_assert(dt::dim_name_v<dt::prime<Hidden>> == "Hidden'");
+static_assert(dt::dim_name_v<dt::prime<dt::prime<Hidden>>> == "Hidden''");
+static_assert(std::is_same_v<dt::prime<Hidden>::fixed<4>, dt::fixed<dt::prime<Hidden>, 4>>);
+static_assert(std::is_same_v<dt::dim_of<dt::prime<Hidden>::fixed<4>>, dt::prime<Hidden>>);
+static_assert(dt::static_extent_v<dt::prime<Hidden>::fixed<4>> == 4);
+static_assert(!std::is_convertible_v<int, dt::prime<Hidden>>);
+static_assert(dt::prime<Hidden>(5).value == 5);
+
+TEST_CASE("dim: prime<D> is a dimension of its own, printed D'", "[core][dim]") {
+  CHECK(dt::dim_name_v<dt::prime<Hidden>> == std::string_view("Hidden'"));
+  CHECK(dt::dim_name_v<dt::prime<Batch>> == std::string_view("Batch'"));
+  CHECK(dt::dim_name_v<dt::prime<dt::prime<Hidden>>>.size() == 8);
+
+  // A shape may hold D and D' side by side: a square matrix [Hidden, Hidden'].
+  auto m = dt::zeros<float>(Hidden(2), dt::prime<Hidden>(3));
+  STATIC_REQUIRE(std::is_same_v<decltype(m), dt::tensor<float, Hidden, dt::prime<Hidden>>>);
+  CHECK(m.extent<Hidden>() == 2);
+  CHECK(m.extent<dt::prime<Hidden>>() == 3);
+  m(Hidden(1), dt::prime<Hidden>(2)) = 7.0f;
+  CHECK(m(dt::prime<Hidden>(2), Hidden(1)) == 7.0f);  // named indices, in any order
+  CHECK(dt::detail::shape_string<typename decltype(m)::specs>(m.extents()) == "[Hidden=2, Hidden'=3]");
+
+  // Static extents too.
+  dt::tensor<double, dt::prime<Hidden>::fixed<2>, Hidden> const s{{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}};
+  CHECK(s(dt::prime<Hidden>(1), Hidden(0)) == 4.0);
+
+  // rename<Hidden, Hidden'> moves a tensor into the primed dim, sharing its elements.
+  auto const v = dt::arange<float>(Hidden(3));
+  auto const p = dt::rename<Hidden, dt::prime<Hidden>>(v);
+  STATIC_REQUIRE(std::is_same_v<std::remove_cvref_t<decltype(p)>::specs, dt::dims<dt::prime<Hidden>>>);
+  CHECK(p(dt::prime<Hidden>(2)) == 2.0f);
+  CHECK(p.data() == v.data());
 }

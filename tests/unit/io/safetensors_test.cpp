@@ -27,8 +27,10 @@ DIMTENSOR_DIM(Hidden);
 namespace dt = dimtensor;
 namespace fs = std::filesystem;
 
-// The committed goldens, next to this file (tests/unit/io/data/make_safetensors.py wrote them).
-fs::path const data_dir = fs::path(__FILE__).parent_path() / "data";
+// The committed goldens (tests/unit/io/data/make_safetensors.py wrote them);
+// the build gives their folder (__FILE__ may be relative to the build tree,
+// e.g. under ccache with a base directory).
+fs::path const data_dir = fs::path(DIMTENSOR_UNIT_DATA_DIR) / "io" / "data";
 
 // A fresh directory per test process, removed at exit.
 struct temp_dir {
@@ -53,6 +55,7 @@ temp_dir const& tmp() {
 
 std::string read_bytes(fs::path const& p) {
   std::ifstream in(p, std::ios::binary);
+  REQUIRE(in.good());
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
@@ -262,14 +265,13 @@ TEST_CASE("safetensors_writer writes what the reference writer writes, byte for 
   order.add_metadata("z", "last");
   order.add_metadata("y", "\xe2\x98\x83 \"quoted\"\n");
   order.save(tmp() / "order.safetensors");
-  std::string const want =
-      R"({"__metadata__":{"y":"☃ \"quoted\"\n","z":"last"},)"
-      R"("b":{"dtype":"I64","shape":[1],"data_offsets":[0,8]},)"
-      R"("c":{"dtype":"F64","shape":[1],"data_offsets":[8,16]},)"
-      R"("a":{"dtype":"F32","shape":[3],"data_offsets":[16,28]},)"
-      R"("aa":{"dtype":"F32","shape":[1],"data_offsets":[28,32]},)"
-      R"("e":{"dtype":"I32","shape":[2],"data_offsets":[32,40]},)"
-      R"("d":{"dtype":"BOOL","shape":[1],"data_offsets":[40,41]}})";
+  std::string const want = R"({"__metadata__":{"y":"☃ \"quoted\"\n","z":"last"},)"
+                           R"("b":{"dtype":"I64","shape":[1],"data_offsets":[0,8]},)"
+                           R"("c":{"dtype":"F64","shape":[1],"data_offsets":[8,16]},)"
+                           R"("a":{"dtype":"F32","shape":[3],"data_offsets":[16,28]},)"
+                           R"("aa":{"dtype":"F32","shape":[1],"data_offsets":[28,32]},)"
+                           R"("e":{"dtype":"I32","shape":[2],"data_offsets":[32,40]},)"
+                           R"("d":{"dtype":"BOOL","shape":[1],"data_offsets":[40,41]}})";
   auto const bytes = read_bytes(tmp() / "order.safetensors");
   std::size_t const n = (want.size() + 7) / 8 * 8;
   REQUIRE(bytes.size() == 8 + n + 41);
@@ -290,8 +292,8 @@ TEST_CASE("safetensors_reader loads the file Python wrote with the values it wro
   CHECK_FALSE(r.contains("__metadata__"));
   CHECK_FALSE(r.contains("masks"));
   // json.dumps escaped the snowman as \u2603 and the emoji as a surrogate pair.
-  CHECK(r.metadata() == std::map<std::string, std::string>{
-                            {"format", "pt"}, {"note", "snowman \xe2\x98\x83 and \xf0\x9f\x98\x80"}});
+  CHECK(r.metadata() ==
+        std::map<std::string, std::string>{{"format", "pt"}, {"note", "snowman \xe2\x98\x83 and \xf0\x9f\x98\x80"}});
   CHECK(r.entry("embed.weight").dtype == "F32");
   CHECK(r.entry("embed.weight").shape == std::vector<dt::index_t>{4, 6});
 
@@ -324,8 +326,8 @@ TEST_CASE("safetensors_reader loads the file Python wrote with the values it wro
   // F16: 1, -2.5, 65504, 2^-24, inf, nan, -0, 1023 * 2^-24; into float and double alike.
   auto const half = r.load<dt::tensor<float, Batch>>("half");
   auto const half64 = r.load<dt::tensor<double, Batch>>("half");
-  std::vector<float> const want_half{1.0f, -2.5f, 65504.0f, std::ldexp(1.0f, -24), INFINITY, NAN, -0.0f,
-                                     std::ldexp(1023.0f, -24)};
+  std::vector<float> const want_half{1.0f,     -2.5f, 65504.0f, std::ldexp(1.0f, -24),
+                                     INFINITY, NAN,   -0.0f,    std::ldexp(1023.0f, -24)};
   for (dt::index_t i = 0; i < 8; ++i) {
     float const want = want_half[static_cast<std::size_t>(i)];
     if (std::isnan(want)) {
@@ -360,9 +362,9 @@ TEST_CASE("F16 and BF16 bit patterns convert exactly", "[io][safetensors]") {
   CHECK(half_to_float(0x3c00) == 1.0f);
   CHECK(half_to_float(0xc100) == -2.5f);
   CHECK(half_to_float(0x7bff) == 65504.0f);
-  CHECK(half_to_float(0x0001) == std::ldexp(1.0f, -24));  // smallest subnormal
+  CHECK(half_to_float(0x0001) == std::ldexp(1.0f, -24));     // smallest subnormal
   CHECK(half_to_float(0x03ff) == std::ldexp(1023.0f, -24));  // largest subnormal
-  CHECK(half_to_float(0x0400) == std::ldexp(1.0f, -14));  // smallest normal
+  CHECK(half_to_float(0x0400) == std::ldexp(1.0f, -14));     // smallest normal
   CHECK(half_to_float(0x3555) == 0.333251953125f);
   CHECK(half_to_float(0x7c00) == INFINITY);
   CHECK(half_to_float(0xfc00) == -INFINITY);
@@ -438,7 +440,8 @@ TEST_CASE("safetensors_reader: malformed files are io_errors naming the file and
                                       "byte 22 of the header (line 1, column 23), near ") &&
                    Catch::Contains("near `{\"w\": {\"dtype\": \"F32\",, \"shape\": []}}`"));
     CHECK_THAT(open_error(file_bytes("{\"w\": \"\xff\"}", "")), Catch::Contains("invalid UTF-8 byte 0xff"));
-    CHECK_THAT(open_error(file_bytes(std::string("{}\0\0", 4), "")), Catch::Contains("unexpected byte 0x00 after the JSON value"));
+    CHECK_THAT(open_error(file_bytes(std::string("{}\0\0", 4), "")),
+               Catch::Contains("unexpected byte 0x00 after the JSON value"));
     CHECK_THAT(open_error(file_bytes("", "")), Catch::Contains("not valid JSON: empty text"));
     CHECK_THAT(open_error(file_bytes(std::string(100, '['), "")), Catch::Contains("nested deeper than 64 levels"));
     CHECK_THAT(open_error(file_bytes("[1, 2]", "")),
@@ -446,8 +449,9 @@ TEST_CASE("safetensors_reader: malformed files are io_errors naming the file and
     CHECK_THAT(open_error(file_bytes(R"({"w": 1, "w": 2})", "")), Catch::Contains("duplicate key \"w\""));
   }
   SECTION("entries missing a field or with fields of the wrong kind") {
-    CHECK_THAT(open_error(file_bytes(R"({"w": {"shape": [2], "data_offsets": [0, 8]}})", raw(std::vector<float>{1, 2}))),
-               Catch::Contains(name + ": w: the entry has no \"dtype\""));
+    CHECK_THAT(
+        open_error(file_bytes(R"({"w": {"shape": [2], "data_offsets": [0, 8]}})", raw(std::vector<float>{1, 2}))),
+        Catch::Contains(name + ": w: the entry has no \"dtype\""));
     CHECK_THAT(open_error(file_bytes(R"({"w": {"dtype": "F32", "data_offsets": [0, 8]}})", "")),
                Catch::Contains("w: the entry has no \"shape\""));
     CHECK_THAT(open_error(file_bytes(R"({"w": {"dtype": "F32", "shape": [2]}})", "")),
@@ -482,23 +486,23 @@ TEST_CASE("safetensors_reader: malformed files are io_errors naming the file and
                    Catch::Contains("BF16, I32, U32, F32, C64, F64, I64, U64)"));
   }
   SECTION("offsets out of the data section, begin > end") {
-    CHECK_THAT(open_error(file_bytes(R"({"w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [4, 28]}})",
-                                     six_floats)),
-               Catch::Contains(name + ": w: data_offsets [4, 28] lie outside the data section, which has 24 bytes"));
+    CHECK_THAT(
+        open_error(file_bytes(R"({"w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [4, 28]}})", six_floats)),
+        Catch::Contains(name + ": w: data_offsets [4, 28] lie outside the data section, which has 24 bytes"));
     CHECK_THAT(open_error(file_bytes(R"({"w": {"dtype": "F32", "shape": [0], "data_offsets": [8, 4]}})", "12345678")),
                Catch::Contains(name + ": w: data_offsets [8, 4]: begin > end"));
-    CHECK_THAT(
-        open_error(file_bytes(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 18446744073709551615]}})",
-                              "1234")),
-        Catch::Contains("w: \"data_offsets\" holds a number; expected non-negative integers"));
+    CHECK_THAT(open_error(file_bytes(
+                   R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 18446744073709551615]}})", "1234")),
+               Catch::Contains("w: \"data_offsets\" holds a number; expected non-negative integers"));
   }
   SECTION("size is not the product of the shape times the dtype size") {
-    CHECK_THAT(open_error(file_bytes(R"({"w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 20]}})",
-                                     six_floats.substr(0, 20))),
-               Catch::Contains(name + ": w: dtype F32 and shape [2, 3] need 24 bytes but data_offsets [0, 20] hold 20"));
-    CHECK_THAT(open_error(file_bytes(R"({"w": {"dtype": "F64", "shape": [2, 3], "data_offsets": [0, 24]}})",
-                                     six_floats)),
-               Catch::Contains("w: dtype F64 and shape [2, 3] need 48 bytes"));
+    CHECK_THAT(
+        open_error(file_bytes(R"({"w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 20]}})",
+                              six_floats.substr(0, 20))),
+        Catch::Contains(name + ": w: dtype F32 and shape [2, 3] need 24 bytes but data_offsets [0, 20] hold 20"));
+    CHECK_THAT(
+        open_error(file_bytes(R"({"w": {"dtype": "F64", "shape": [2, 3], "data_offsets": [0, 24]}})", six_floats)),
+        Catch::Contains("w: dtype F64 and shape [2, 3] need 48 bytes"));
     CHECK_THAT(open_error(file_bytes(R"({"w": {"dtype": "F4", "shape": [3], "data_offsets": [0, 1]}})", "x")),
                Catch::Contains("w: dtype F4 and shape [3] do not fill a whole number of bytes"));
     CHECK(open_error(file_bytes(R"({"w": {"dtype": "F4", "shape": [4], "data_offsets": [0, 2]}})", "xy")) ==
@@ -554,14 +558,16 @@ TEST_CASE("safetensors_reader::load and entry: mismatches are io_errors naming t
 
   REQUIRE_THROWS_AS(r.entry("W_o.weight"), dt::io_error);
   REQUIRE_THROWS_WITH(r.entry("W_o.weight"),
-                      Catch::Contains("safetensors_reader::entry: " + file + ": no tensor named W_o.weight; the file "
+                      Catch::Contains("safetensors_reader::entry: " + file +
+                                      ": no tensor named W_o.weight; the file "
                                       "holds 6 tensors, among them W_k.bias, W_k.weight, W_q.weight, W_v.weight, b_o"));
   REQUIRE_THROWS_WITH((r.load<f2>("W_o.weight")),
                       Catch::Contains("safetensors_reader::load: " + file + ": no tensor named W_o.weight"));
   REQUIRE_THROWS_WITH(r.entry(std::string("bad\nkey")), Catch::Contains("no tensor named \"bad\\x0akey\""));
-  REQUIRE_THROWS_WITH((r.load<f3>("W_q.weight")),
-                      Catch::Contains("safetensors_reader::load: " + file +
-                                      ": W_q.weight: shape [8, 20] but the tensor type has rank 3 (dims [Batch, Queries, KVPairs])"));
+  REQUIRE_THROWS_WITH(
+      (r.load<f3>("W_q.weight")),
+      Catch::Contains("safetensors_reader::load: " + file +
+                      ": W_q.weight: shape [8, 20] but the tensor type has rank 3 (dims [Batch, Queries, KVPairs])"));
   REQUIRE_THROWS_WITH((r.load<dt::tensor<double, Hidden, KVPairs>>("W_q.weight")),
                       Catch::Contains(file + ": W_q.weight: dtype F32 but the tensor holds double (dtype F64)") &&
                           Catch::Contains("load into a tensor of float and convert with dimtensor::cast"));
@@ -636,20 +642,28 @@ TEST_CASE("safetensors_reader: random corruptions only ever throw io_error", "[i
   auto const p = tmp() / "fuzz.safetensors";
   int opened = 0;
   int loaded = 0;
+  int refused_loads = 0;
   for (int iter = 0; iter < 2000; ++iter) {
     std::string bytes = bases[static_cast<std::size_t>(iter) % bases.size()];
-    std::size_t const header_end = std::min<std::size_t>(bytes.size(), 8 + dt::detail::read_le_u64(
-                                                                               reinterpret_cast<unsigned char const*>(
-                                                                                   bytes.data())));
+    std::size_t const header_end = std::min<std::size_t>(
+        bytes.size(), 8 + dt::detail::read_le_u64(reinterpret_cast<unsigned char const*>(bytes.data())));
     auto const pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
-    switch (pick(4)) {
-      case 0: bytes.resize(pick(bytes.size())); break;  // truncate
-      case 1: bytes[pick(8)] = static_cast<char>(rng()); break;  // the header length
+    switch (pick(8)) {
+      case 0:
+        bytes.resize(pick(bytes.size()));
+        break;  // truncate
+      case 1:
+        bytes[pick(8)] = static_cast<char>(rng());
+        break;  // the header length
+      case 2:
+      case 3:
+        bytes[header_end + pick(bytes.size() - header_end)] = static_cast<char>(rng());
+        break;  // data
       default: {
-        // Mostly the header, where a flip changes the meaning; sometimes anywhere.
-        std::size_t const flips = 1 + pick(4);
+        // The header, where a flip changes the meaning.
+        std::size_t const flips = 1 + pick(3);
         for (std::size_t f = 0; f < flips; ++f) {
-          std::size_t const at = pick(4) == 0 ? pick(bytes.size()) : 8 + pick(header_end - 8);
+          std::size_t const at = 8 + pick(header_end - 8);
           bytes[at] = pick(2) == 0 ? static_cast<char>(rng()) : static_cast<char>(bytes[at] ^ (1 << pick(8)));
         }
       }
@@ -668,6 +682,7 @@ TEST_CASE("safetensors_reader: random corruptions only ever throw io_error", "[i
             ++loaded;
             (void)t;
           } catch (dt::io_error const&) {
+            ++refused_loads;
           }
         };
         attempt(std::type_identity<dt::tensor<float>>{});
@@ -685,8 +700,9 @@ TEST_CASE("safetensors_reader: random corruptions only ever throw io_error", "[i
     }
   }
   // Both outcomes happened: the loop exercised the loaders, not only the header checks.
-  CHECK(opened > 100);
-  CHECK(loaded > 100);
+  CHECK(opened > 400);
+  CHECK(loaded > 1000);
+  CHECK(refused_loads > 1000);
 }
 
 }  // namespace safetensors_test

@@ -3,8 +3,12 @@
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/io/npy.hpp>
 #include <dimtensor/nn/linear.hpp>
+#include <dimtensor/nn/parameters.hpp>
 #include <filesystem>
 #include <string>
+#include <unistd.h>
+#include <utility>
+#include <vector>
 
 namespace linear_test {
 
@@ -76,38 +80,135 @@ TEST_CASE("linear: In extent mismatch is a shape_error", "[nn]") {
       lin(x), Catch::Contains("linear") && Catch::Contains("Feat") && Catch::Contains("6") && Catch::Contains("5"));
 }
 
-TEST_CASE("linear: parameters round trip through .npy", "[nn]") {
+// A module of two layers, passing the protocol of nn/parameters.hpp on
+// with prefixes, as the attention modules do.
+struct two_layers {
+  dt::nn::linear<Feat, Hidden> W_q;
+  dt::nn::linear<Hidden, Hidden> W_o;
+
+  template <class F>
+  void for_each_parameter(F&& f, std::string const& prefix = "") {
+    W_q.for_each_parameter(f, prefix + "W_q.");
+    W_o.for_each_parameter(f, prefix + "W_o.");
+  }
+  template <class F>
+  void for_each_parameter(F&& f, std::string const& prefix = "") const {
+    W_q.for_each_parameter(f, prefix + "W_q.");
+    W_o.for_each_parameter(f, prefix + "W_o.");
+  }
+};
+
+TEST_CASE("linear: for_each_parameter gives PyTorch's state_dict keys", "[nn]") {
+  dt::generator gen(5);
+  dt::nn::linear<Feat, Hidden> with_bias(Feat(4), Hidden(3), true, gen);
+  dt::nn::linear<Feat, Hidden> without_bias(Feat(4), Hidden(3), false, gen);
+
+  std::vector<std::string> keys;
+  std::vector<void const*> addresses;
+  with_bias.for_each_parameter([&](std::string const& key, auto& p) {
+    keys.push_back(key);
+    addresses.push_back(&p);
+  });
+  CHECK(keys == std::vector<std::string>{"weight", "bias"});
+  CHECK(addresses == std::vector<void const*>{&with_bias.weight, &with_bias.bias});
+
+  keys.clear();
+  std::as_const(with_bias).for_each_parameter([&](std::string const& key, auto const&) { keys.push_back(key); },
+                                              "W_q.");
+  CHECK(keys == std::vector<std::string>{"W_q.weight", "W_q.bias"});
+
+  keys.clear();
+  without_bias.for_each_parameter([&](std::string const& key, auto&) { keys.push_back(key); }, "W_k.");
+  CHECK(keys == std::vector<std::string>{"W_k.weight"});
+
+  // The parameters are the members themselves: writing through f changes the layer.
+  without_bias.for_each_parameter([](std::string const&, auto& p) { p.assign(p * 0.0f); });
+  CHECK(without_bias.weight(Hidden(2), Feat(3)) == 0.0f);
+
+  STATIC_REQUIRE(dt::nn::Module<dt::nn::linear<Feat, Hidden>>);
+  STATIC_REQUIRE(dt::nn::Module<two_layers>);
+  CHECK(dt::nn::parameter_names(with_bias) == std::vector<std::string>{"weight", "bias"});
+  CHECK(dt::nn::parameter_names(without_bias) == std::vector<std::string>{"weight"});
+  CHECK(dt::nn::parameter_count(with_bias) == 4 * 3 + 3);
+  CHECK(dt::nn::parameter_count(without_bias) == 4 * 3);
+
+  two_layers const model{dt::nn::linear<Feat, Hidden>(Feat(4), Hidden(3), true, gen),
+                         dt::nn::linear<Hidden, Hidden>(Hidden(3), Hidden(3), false, gen)};
+  CHECK(dt::nn::parameter_names(model) == std::vector<std::string>{"W_q.weight", "W_q.bias", "W_o.weight"});
+  CHECK(dt::nn::parameter_count(model) == 4 * 3 + 3 + 3 * 3);
+}
+
+TEST_CASE("linear: parameters load from and save to .npy folders and safetensors", "[nn]") {
   namespace fs = std::filesystem;
   fs::path const dir = fs::temp_directory_path() / ("dimtensor_linear_test_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
   fs::create_directories(dir);
   dt::generator gen(5);
-  dt::nn::linear<Feat, Hidden> src(Feat(4), Hidden(3), true, gen);
-  auto params = src.named_parameters();
-  REQUIRE(params.first.size() == 1);
-  REQUIRE(params.second.size() == 1);
-  CHECK(params.first[0].name == "weight");
-  CHECK(params.second[0].name == "bias");
-  CHECK(&params.first[0].value.get() == &src.weight);
-  dt::save_npy(dir / "W_q.weight.npy", src.weight);
-  dt::save_npy(dir / "W_q.bias.npy", src.bias);
+  auto const layers = [&] {
+    return two_layers{dt::nn::linear<Feat, Hidden>(Feat(4), Hidden(3), true, gen),
+                      dt::nn::linear<Hidden, Hidden>(Hidden(3), Hidden(3), true, gen)};
+  };
+  auto const same = [](two_layers const& a, two_layers const& b) {
+    bool equal = true;
+    for (dt::index_t o = 0; o < 3; ++o) {
+      equal = equal && a.W_q.bias(Hidden(o)) == b.W_q.bias(Hidden(o)) && a.W_o.bias(Hidden(o)) == b.W_o.bias(Hidden(o));
+      for (dt::index_t i = 0; i < 4; ++i) equal = equal && a.W_q.weight(Hidden(o), Feat(i)) == b.W_q.weight(Hidden(o), Feat(i));
+      for (dt::index_t i = 0; i < 3; ++i)
+        equal = equal && a.W_o.weight(Hidden(o), dt::prime<Hidden>(i)) == b.W_o.weight(Hidden(o), dt::prime<Hidden>(i));
+    }
+    return equal;
+  };
+  two_layers const src = layers();
 
-  dt::nn::linear<Feat, Hidden> dst(Feat(4), Hidden(3), true, gen);
-  dst.load_parameters(dir, "W_q.");
-  for (dt::index_t o = 0; o < 3; ++o) {
-    CHECK(dst.bias(Hidden(o)) == src.bias(Hidden(o)));
-    for (dt::index_t i = 0; i < 4; ++i) CHECK(dst.weight(Hidden(o), Feat(i)) == src.weight(Hidden(o), Feat(i)));
+  SECTION("a folder written by hand, one <key>.npy per parameter") {
+    dt::save_npy(dir / "W_q.weight.npy", src.W_q.weight);
+    dt::save_npy(dir / "W_q.bias.npy", src.W_q.bias);
+    dt::save_npy(dir / "W_o.weight.npy", src.W_o.weight);
+    dt::save_npy(dir / "W_o.bias.npy", src.W_o.bias);
+    two_layers dst = layers();
+    REQUIRE_FALSE(same(src, dst));
+    auto const handle = dst.W_o.weight;  // shares the parameter's elements
+    dt::nn::load_parameters(dst, dir);
+    CHECK(same(src, dst));
+    // The values land in the parameters' own storage, as PyTorch's load_state_dict.
+    CHECK(handle.data() == dst.W_o.weight.data());
+    CHECK(handle(Hidden(1), dt::prime<Hidden>(2)) == src.W_o.weight(Hidden(1), dt::prime<Hidden>(2)));
   }
-
-  SECTION("wrong shape names the key") {
-    dt::save_npy(dir / "W_k.weight.npy", dt::ones<float>(Hidden(3), Feat(5)));
-    dt::save_npy(dir / "W_k.bias.npy", src.bias);
-    REQUIRE_THROWS_AS(dst.load_parameters(dir, "W_k."), dt::io_error);
-    REQUIRE_THROWS_WITH(dst.load_parameters(dir, "W_k."), Catch::Contains("W_k.weight") && Catch::Contains("Feat=5"));
-    CHECK(dst.weight(Hidden(0), Feat(0)) == src.weight(Hidden(0), Feat(0)));  // unchanged
+  SECTION("save_parameters then load_parameters, folder and safetensors") {
+    for (fs::path const& target : {dir / "saved", dir / "saved.safetensors"}) {
+      dt::nn::save_parameters(src, target);
+      two_layers dst = layers();
+      REQUIRE_FALSE(same(src, dst));
+      dt::nn::load_parameters(dst, target);
+      CHECK(same(src, dst));
+    }
+    CHECK(fs::exists(dir / "saved" / "W_o.weight.npy"));
   }
-  SECTION("missing file names the key") {
-    dt::nn::linear<Feat, Hidden> nb(Feat(4), Hidden(3), true, gen);
-    REQUIRE_THROWS_WITH(nb.load_parameters(dir, "W_v."), Catch::Contains("W_v.weight"));
+  SECTION("a wrong shape names the key and both shapes; nothing changes") {
+    dt::save_npy(dir / "W_q.weight.npy", src.W_q.weight);
+    dt::save_npy(dir / "W_q.bias.npy", src.W_q.bias);
+    dt::save_npy(dir / "W_o.weight.npy", dt::ones<float>(Hidden(3), dt::prime<Hidden>(5)));
+    dt::save_npy(dir / "W_o.bias.npy", src.W_o.bias);
+    two_layers dst = layers();
+    auto const old = dst.W_q.weight.clone();
+    REQUIRE_THROWS_AS(dt::nn::load_parameters(dst, dir), dt::io_error);
+    REQUIRE_THROWS_WITH(dt::nn::load_parameters(dst, dir), Catch::Contains("W_o.weight") &&
+                                                               Catch::Contains("Hidden'=5") &&
+                                                               Catch::Contains("Hidden'=3"));
+    for (dt::index_t i = 0; i < 4; ++i) CHECK(dst.W_q.weight(Hidden(0), Feat(i)) == old(Hidden(0), Feat(i)));
+  }
+  SECTION("a missing file names the key") {
+    dt::save_npy(dir / "W_q.weight.npy", src.W_q.weight);
+    two_layers dst = layers();
+    REQUIRE_THROWS_AS(dt::nn::load_parameters(dst, dir), dt::io_error);
+    REQUIRE_THROWS_WITH(dt::nn::load_parameters(dst, dir), Catch::Contains("W_q.bias"));
+  }
+  SECTION("safetensors: a missing key and an extra key are errors") {
+    dt::nn::save_parameters(src.W_q, dir / "one.safetensors");  // keys weight, bias
+    two_layers dst = layers();
+    REQUIRE_THROWS_WITH(dt::nn::load_parameters(dst, dir / "one.safetensors"), Catch::Contains("W_q.weight"));
+    dt::nn::linear<Feat, Hidden> lone(Feat(4), Hidden(3), false, gen);
+    REQUIRE_THROWS_WITH(dt::nn::load_parameters(lone, dir / "one.safetensors"), Catch::Contains("bias"));
   }
   fs::remove_all(dir);
 }
@@ -128,6 +229,88 @@ TEST_CASE("linear: lazy inputs and ill_formed", "[nn]") {
       CHECK(y(Batch(b), Hidden(h)) == Approx(ref).margin(1e-5));
     }
   STATIC_REQUIRE(std::is_same_v<decltype(lin(dt::ill_formed{})), dt::ill_formed>);
+}
+
+}  // namespace linear_test
+
+namespace linear_test {
+
+TEMPLATE_TEST_CASE("linear<Hidden, Hidden>: a square layer against a naive loop", "[nn]", float, double) {
+  using T = TestType;
+  using HiddenIn = dt::prime<Hidden>;
+  double const tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+  dt::generator gen(13);
+  auto const with_bias = GENERATE(true, false);
+  // d2l's W_o is square in size too; in and out sizes may also differ.
+  auto const sizes = GENERATE(std::pair<dt::index_t, dt::index_t>{6, 6}, std::pair<dt::index_t, dt::index_t>{4, 6});
+  dt::index_t const in = sizes.first, out = sizes.second;
+  dt::nn::linear<Hidden, Hidden, T> W_o(Hidden(in), Hidden(out), with_bias, gen);
+
+  STATIC_REQUIRE(std::is_same_v<typename decltype(W_o)::weight_in, HiddenIn>);
+  STATIC_REQUIRE(std::is_same_v<decltype(W_o.weight), dt::tensor<T, Hidden, HiddenIn>>);
+  CHECK(W_o.in_features() == in);
+  CHECK(W_o.out_features() == out);
+  CHECK(W_o.weight.extents() == std::array<dt::index_t, 2>{out, in});
+  double const bound = 1.0 / std::sqrt(double(in));
+  for (dt::index_t o = 0; o < out; ++o)
+    for (dt::index_t i = 0; i < in; ++i) CHECK(std::abs(double(W_o.weight(Hidden(o), HiddenIn(i)))) <= bound);
+
+  auto naive = [&](auto const& x, dt::index_t b, dt::index_t q, dt::index_t o, auto const& at) {
+    double acc = with_bias ? double(W_o.bias(Hidden(o))) : 0.0;
+    for (dt::index_t i = 0; i < in; ++i) acc += double(W_o.weight(Hidden(o), HiddenIn(i))) * double(at(x, b, q, i));
+    return acc;
+  };
+
+  SECTION("Hidden last") {
+    auto const x = dt::randn<T>(gen, Batch(2), Queries(3), Hidden(in));
+    dt::tensor<T, Batch, Queries, Hidden> const y = W_o(x);
+    CHECK(y.extents() == std::array<dt::index_t, 3>{2, 3, out});
+    auto const at = [](auto const& t, dt::index_t b, dt::index_t q, dt::index_t i) { return t(Batch(b), Queries(q), Hidden(i)); };
+    for (dt::index_t b = 0; b < 2; ++b)
+      for (dt::index_t q = 0; q < 3; ++q)
+        for (dt::index_t o = 0; o < out; ++o)
+          CHECK(double(y(Batch(b), Queries(q), Hidden(o))) == Approx(naive(x, b, q, o, at)).margin(tol));
+  }
+  SECTION("Hidden in the middle, lazy input") {
+    auto const x = dt::randn<T>(gen, Batch(2), Hidden(in), Queries(3));
+    auto const y = W_o(x * T(2));
+    STATIC_REQUIRE(std::is_same_v<typename std::remove_cvref_t<decltype(y)>::specs, dt::dims<Batch, Hidden, Queries>>);
+    CHECK(y.extents() == std::array<dt::index_t, 3>{2, out, 3});
+    auto const at = [](auto const& t, dt::index_t b, dt::index_t q, dt::index_t i) {
+      return 2 * t(Batch(b), Hidden(i), Queries(q));
+    };
+    for (dt::index_t b = 0; b < 2; ++b)
+      for (dt::index_t q = 0; q < 3; ++q)
+        for (dt::index_t o = 0; o < out; ++o)
+          CHECK(double(y(Batch(b), Hidden(o), Queries(q))) == Approx(naive(x, b, q, o, at)).margin(tol));
+  }
+  SECTION("the input's Hidden must have in_features elements") {
+    auto const x = dt::ones<T>(Batch(2), Hidden(in + 1));
+    REQUIRE_THROWS_AS(W_o(x), dt::shape_error);
+    REQUIRE_THROWS_WITH(W_o(x), Catch::Contains("linear") && Catch::Contains("Hidden") &&
+                                    Catch::Contains(std::to_string(in + 1)) && Catch::Contains(std::to_string(in)));
+  }
+}
+
+TEST_CASE("linear<Hidden, Hidden>: parameters and a second application", "[nn]") {
+  dt::generator gen(17);
+  dt::nn::linear<Hidden, Hidden> W_o(Hidden(4), Hidden(4), true, gen);
+  CHECK(dt::nn::parameter_names(W_o) == std::vector<std::string>{"weight", "bias"});
+  CHECK(dt::nn::parameter_count(W_o) == 4 * 4 + 4);
+  // Applying the square layer twice maps Hidden to Hidden each time.
+  auto const x = dt::randn<float>(gen, Batch(3), Hidden(4));
+  dt::tensor<float, Batch, Hidden> const once = W_o(x);
+  dt::tensor<float, Batch, Hidden> const twice = W_o(W_o(x));
+  dt::tensor<float, Batch, Hidden> const again = W_o(once);
+  for (dt::index_t b = 0; b < 3; ++b)
+    for (dt::index_t h = 0; h < 4; ++h) CHECK(twice(Batch(b), Hidden(h)) == Approx(again(Batch(b), Hidden(h))).margin(1e-6));
+}
+
+TEST_CASE("linear: extents must be positive", "[nn]") {
+  REQUIRE_THROWS_AS((dt::nn::linear<Feat, Hidden>(Feat(0), Hidden(3))), dt::value_error);
+  REQUIRE_THROWS_WITH((dt::nn::linear<Feat, Hidden>(Feat(4), Hidden(-1))),
+                      Catch::Contains("linear") && Catch::Contains("Hidden") && Catch::Contains("-1"));
+  REQUIRE_THROWS_WITH((dt::nn::linear<Hidden, Hidden>(Hidden(0), Hidden(3))), Catch::Contains("Hidden 0"));
 }
 
 }  // namespace linear_test

@@ -4,11 +4,15 @@
 /// strided operands, through CBLAS (OpenBLAS) for float and double when
 /// `DIMTENSOR_HAS_CBLAS` is 1, else a portable blocked loop.
 ///
-/// Threads: a batch of small products runs one product per thread (each
-/// BLAS call then stays on its caller's thread, since OpenBLAS runs products
-/// below its own threshold single-threaded); a large product runs one after
-/// the other and lets the BLAS thread each one.  The two never nest, and no
-/// global BLAS setting is touched.
+/// Threads: one threading system, the backend's OpenMP threads.  A batch
+/// of products is shared among them (batch entries, and blocks of columns
+/// or rows when there are fewer entries than threads), each calling a
+/// single-threaded BLAS.  OpenBLAS's own thread pool, running beside
+/// OpenMP's, was measured 1.6–2.6× slower on multi-head attention (both
+/// pools spin while they wait, on the same cores), so before its products
+/// dimtensor sets OpenBLAS to one thread (`openblas_set_num_threads(1)`,
+/// guarded by a cheap getter).  A program that also calls OpenBLAS itself
+/// sets the count it wants before its own calls.
 
 #include <algorithm>
 #include <climits>
@@ -22,6 +26,7 @@
 
 #if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
 #include <cblas.h>
+extern "C" int openblas_get_num_threads(void);
 #endif
 
 namespace dimtensor {
@@ -49,11 +54,11 @@ constexpr strided_matrix<T> transposed(strided_matrix<T> const& m) noexcept {
   return {m.data, m.batch_stride, m.col_stride, m.row_stride};
 }
 
-/// @brief Products with at most this many multiply-adds (m·n·k) count as
-/// small: they run one per thread across the batch.  It is OpenBLAS's own
-/// threshold below which a GEMM runs on the calling thread, so batch threads
-/// never start BLAS threads of their own.
-inline constexpr index_t small_gemm_work = 262144;
+/// @brief The fewest rows (or columns) a product is cut into when there
+/// are fewer products than threads: thinner slices would leave BLAS's
+/// kernels too little to block over.
+inline constexpr index_t gemm_min_block = 64;
+
 
 namespace detail {
 
@@ -262,17 +267,30 @@ void gemm_blas(index_t batch, index_t m, index_t n, index_t k, strided_matrix<T 
     b = detail::pack(batch, k, n, b, packed.data() + a_count);
     bv = detail::blas_layout(k, n, b.row_stride, b.col_stride);
   }
-  auto const one = [&](index_t bi) {
-    detail::blas_gemm<T>(av.trans, bv.trans, m, n, k, a.data + bi * a.batch_stride, av.ld,
-                         b.data + bi * b.batch_stride, bv.ld, c.data + bi * c.batch_stride, cv.ld);
-  };
-  if (batch > 1 && m * n * k <= small_gemm_work) {
-    parallel_for(batch, m * n * k, [&](index_t begin, index_t end) {
-      for (index_t bi = begin; bi < end; ++bi) one(bi);
-    });
-  } else {
-    for (index_t bi = 0; bi < batch; ++bi) one(bi);
-  }
+  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+  // With fewer products than threads, each is cut into `blocks` pieces:
+  // of columns when they are wide enough (every piece then packs the whole
+  // of A and its own part of B, measured as fast as OpenBLAS's own threads),
+  // else of rows; no piece thinner than gemm_min_block.
+  index_t const threads = get_num_threads();
+  index_t const wanted = batch < threads ? (threads + batch - 1) / batch : 1;
+  bool const by_rows = n / wanted < gemm_min_block && m > n;
+  index_t const side = by_rows ? m : n;
+  index_t const blocks = std::min(wanted, std::max<index_t>(1, side / gemm_min_block));
+  index_t const block = (side + blocks - 1) / blocks;
+  parallel_for(batch * blocks, block * (by_rows ? n : m) * k, [&](index_t begin, index_t end) {
+    for (index_t task = begin; task < end; ++task) {
+      index_t const bi = task / blocks;
+      index_t const first = (task % blocks) * block;
+      index_t const count = std::min(block, side - first);
+      if (count <= 0) continue;
+      T const* pa = a.data + bi * a.batch_stride + (by_rows ? first * a.row_stride : 0);
+      T const* pb = b.data + bi * b.batch_stride + (by_rows ? 0 : first * b.col_stride);
+      T* pc = c.data + bi * c.batch_stride + (by_rows ? first * c.row_stride : first * c.col_stride);
+      detail::blas_gemm<T>(av.trans, bv.trans, by_rows ? count : m, by_rows ? n : count, k, pa, av.ld, pb, bv.ld,
+                           pc, cv.ld);
+    }
+  });
 }
 
 #endif  // DIMTENSOR_HAS_CBLAS

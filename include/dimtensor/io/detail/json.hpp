@@ -53,13 +53,20 @@ enum class kind { null, boolean, integer, number, string, array, object };
 /// "null", "a boolean", "an integer", … for messages such as "found an array".
 constexpr std::string_view kind_name(kind k) noexcept {
   switch (k) {
-    case kind::null: return "null";
-    case kind::boolean: return "a boolean";
-    case kind::integer: return "an integer";
-    case kind::number: return "a number";
-    case kind::string: return "a string";
-    case kind::array: return "an array";
-    case kind::object: return "an object";
+    case kind::null:
+      return "null";
+    case kind::boolean:
+      return "a boolean";
+    case kind::integer:
+      return "an integer";
+    case kind::number:
+      return "a number";
+    case kind::string:
+      return "a string";
+    case kind::array:
+      return "an array";
+    case kind::object:
+      return "an object";
   }
   return "?";
 }
@@ -281,13 +288,20 @@ class parser {
   value parse_value(std::size_t depth) {
     if (at_end()) fail("unexpected end of text: expected a value");
     switch (text_[pos_]) {
-      case '{': return parse_object(depth + 1);
-      case '[': return parse_array(depth + 1);
-      case '"': return value(parse_string());
-      case 't': return parse_literal("true", value(true));
-      case 'f': return parse_literal("false", value(false));
-      case 'n': return parse_literal("null", value(nullptr));
-      default: break;
+      case '{':
+        return parse_object(depth + 1);
+      case '[':
+        return parse_array(depth + 1);
+      case '"':
+        return value(parse_string());
+      case 't':
+        return parse_literal("true", value(true));
+      case 'f':
+        return parse_literal("false", value(false));
+      case 'n':
+        return parse_literal("null", value(nullptr));
+      default:
+        break;
     }
     char const c = text_[pos_];
     if (c == '-' || (c >= '0' && c <= '9')) return parse_number();
@@ -379,13 +393,13 @@ class parser {
     if (o.size() < 2) return;
     std::vector<std::size_t> order(o.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return o[a].first < o[b].first; });
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return o[a].first < o[b].first; });
     std::size_t dup = o.size();
     for (std::size_t i = 1; i < order.size(); ++i) {
       if (o[order[i]].first == o[order[i - 1]].first) dup = std::min(dup, order[i]);
     }
-    if (dup != o.size()) fail_at("duplicate key " + quote_for_message(o[dup].first) + " in an object", key_offsets[dup]);
+    if (dup != o.size())
+      fail_at("duplicate key " + quote_for_message(o[dup].first) + " in an object", key_offsets[dup]);
   }
 
   static std::string quote_for_message(std::string_view s) {
@@ -465,16 +479,34 @@ class parser {
     if (at_end()) fail("unexpected end of text in an escape sequence");
     char const e = text_[pos_++];
     switch (e) {
-      case '"': s += '"'; return;
-      case '\\': s += '\\'; return;
-      case '/': s += '/'; return;
-      case 'b': s += '\b'; return;
-      case 'f': s += '\f'; return;
-      case 'n': s += '\n'; return;
-      case 'r': s += '\r'; return;
-      case 't': s += '\t'; return;
-      case 'u': break;
-      default: fail_at("invalid escape sequence '\\" + std::string(1, e) + "' in a string", start);
+      case '"':
+        s += '"';
+        return;
+      case '\\':
+        s += '\\';
+        return;
+      case '/':
+        s += '/';
+        return;
+      case 'b':
+        s += '\b';
+        return;
+      case 'f':
+        s += '\f';
+        return;
+      case 'n':
+        s += '\n';
+        return;
+      case 'r':
+        s += '\r';
+        return;
+      case 't':
+        s += '\t';
+        return;
+      case 'u':
+        break;
+      default:
+        fail_at("invalid escape sequence '\\" + std::string(1, e) + "' in a string", start);
     }
     std::uint32_t cp = parse_hex4();
     if (cp >= 0xdc00 && cp <= 0xdfff) fail_at("unpaired low surrogate in a \\u escape", start);
@@ -551,13 +583,27 @@ inline void write_string(std::string& out, std::string_view s) {
   for (char const ch : s) {
     auto const c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           out += "\\u00";
@@ -576,9 +622,15 @@ inline void write_string(std::string& out, std::string_view s) {
 /// (`1.0`, not `1`) so that it reads back as a number, not an integer.
 inline void write(std::string& out, value const& v) {
   switch (v.type()) {
-    case kind::null: out += "null"; return;
-    case kind::boolean: out += v.as_bool() ? "true" : "false"; return;
-    case kind::integer: out += std::to_string(v.as_integer()); return;
+    case kind::null:
+      out += "null";
+      return;
+    case kind::boolean:
+      out += v.as_bool() ? "true" : "false";
+      return;
+    case kind::integer:
+      out += std::to_string(v.as_integer());
+      return;
     case kind::number: {
       double const d = v.as_number();
       if (!std::isfinite(d)) throw value_error("json::write: " + std::to_string(d) + " has no JSON spelling");
@@ -589,7 +641,9 @@ inline void write(std::string& out, value const& v) {
       if (text.find_first_of(".e") == std::string_view::npos) out += ".0";
       return;
     }
-    case kind::string: write_string(out, v.as_string()); return;
+    case kind::string:
+      write_string(out, v.as_string());
+      return;
     case kind::array: {
       out += '[';
       bool first = true;

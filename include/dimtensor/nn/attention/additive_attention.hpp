@@ -43,7 +43,7 @@ template <class Queries, class KV, class QueryFeat, class KeyFeat, class Hidden,
 constexpr auto additive_diagnosis() {
   namespace mp = boost::mp11;
   using call_t = call::additive_attention;
-  if constexpr (any_ill_formed_v<Q, K, V>) {
+  if constexpr (any_ill_formed_v<Q, K, V> || std::is_same_v<Queries, KV>) {  // Queries == KV: reported by the class
     return std::type_identity<ill_formed>{};
   } else {
     using type = typename first_diagnosis<
@@ -125,7 +125,7 @@ class additive_attention {
     using diagnosis = typename decltype(detail::additive_diagnosis<Queries, KV, QueryFeat, KeyFeat, Hidden,
                                                                    expr_t<Q>, expr_t<K>, expr_t<V>>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
-      (void)diagnosis{};  // the compile error, unless an operand was ill_formed
+      diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed
       return ill_formed{};
     } else {
       auto const q = W_q(queries);  // [batch…, Queries, Hidden]
@@ -148,8 +148,11 @@ class additive_attention {
 
   /// @brief The attention weights of the last call, as the tensor type
   /// with dims @p Specs; `value_error` naming both shapes otherwise.
+  ///
+  /// A handle to the weights (sharing their storage), which stays valid
+  /// after the next call replaces the module's own.
   template <class... Specs>
-  basic_tensor<cpu, T, Specs...> const& attention_weights() const {
+  basic_tensor<cpu, T, Specs...> attention_weights() const {
     return weights_.get<basic_tensor<cpu, T, Specs...>>("additive_attention");
   }
 

@@ -95,6 +95,17 @@ struct transpose_output_of_unmerged {
                 "it was given a tensor whose heads are not merged into the batch");
 };
 
+/// `forward_d2l` takes the queries' first dim as the batch (d2l's
+/// `X.shape[0]`), but the queries' first dim is @p First, a dim the module
+/// names otherwise.
+template <class Call, class First, class Dims>
+struct d2l_form_needs_batch_first {
+  static_assert(always_false<Call, First, Dims>,
+                "dimtensor: d2l's multi-head attention merges the batch, its operands' first dim, with the heads; "
+                "these queries start with a dim the module uses otherwise (see d2l_form_needs_batch_first<call, "
+                "first dim, dims of the queries> above); permute the batch dim to the front or use the named form");
+};
+
 }  // namespace diagnostic
 
 namespace nn::detail {
@@ -164,9 +175,12 @@ class weights_store {
   template <class L>
   static std::string joined_names() {
     std::string s;
-    for (auto name : dimtensor::detail::names_of<L>::value) {
-      if (!s.empty()) s += ", ";
-      s += name;
+    auto const& names = dimtensor::detail::names_of<L>::value;
+    auto const& extents = dimtensor::detail::static_extents_of<L>::value;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (i > 0) s += ", ";
+      s += names[i];
+      if (extents[i] != dynamic_extent) s += "::fixed<" + std::to_string(extents[i]) + ">";
     }
     return s;
   }

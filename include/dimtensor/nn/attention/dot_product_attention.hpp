@@ -43,7 +43,9 @@ template <class Queries, class KV, class Feat, class T, class Q, class K, class 
 constexpr auto dot_product_diagnosis() {
   namespace mp = boost::mp11;
   using call_t = call::dot_product_attention;
-  if constexpr (any_ill_formed_v<Q, K, V>) {
+  // Two template arguments naming the same dim are reported by the class.
+  if constexpr (any_ill_formed_v<Q, K, V> || std::is_same_v<Queries, KV> || std::is_same_v<Queries, Feat> ||
+                std::is_same_v<KV, Feat>) {
     return std::type_identity<ill_formed>{};
   } else {
     using type = typename first_diagnosis<
@@ -124,7 +126,7 @@ class dot_product_attention {
     using diagnosis = typename decltype(detail::dot_product_diagnosis<Queries, KV, Feat, T, expr_t<Q>, expr_t<K>,
                                                                       expr_t<V>>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
-      (void)diagnosis{};  // the compile error, unless an operand was ill_formed
+      diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed
       return ill_formed{};
     } else {
       auto const q = dimtensor::eval(queries);
@@ -145,8 +147,11 @@ class dot_product_attention {
   /// with dims @p Specs (e.g. `<Batch, Queries, KVPairs>`); `value_error`
   /// naming both shapes when the last call's weights had other dims, or
   /// when there was no call yet.
+  ///
+  /// A handle to the weights (sharing their storage), which stays valid
+  /// after the next call replaces the module's own.
   template <class... Specs>
-  basic_tensor<cpu, T, Specs...> const& attention_weights() const {
+  basic_tensor<cpu, T, Specs...> attention_weights() const {
     return weights_.get<basic_tensor<cpu, T, Specs...>>("dot_product_attention");
   }
 

@@ -66,11 +66,44 @@ using move_before = boost::mp11::mp_insert_c<boost::mp11::mp_remove<L, Moved>,
                                              dimtensor::detail::index_of_v<Before, boost::mp11::mp_remove<L, Moved>>,
                                              Moved>;
 
-/// A head count given as `Heads(n)` or `Heads::fixed<N>{}`, as a number.
+/// A head count given as `Heads(n)`, `Heads::fixed<N>{}` or a plain number, as a number.
+inline index_t head_count(index_t h) { return h; }
 inline index_t head_count(Heads h) { return h.value; }
 template <index_t N>
 index_t head_count(fixed<Heads, N>) {
   return N;
+}
+
+/// Which check fails first for transpose_qkv / transpose_output on X: X
+/// must have the dims of Needed and none of Absent (a diagnostic class, or void).
+template <class Call, class X, class Needed, class Absent>
+constexpr auto reshape_diagnosis_of() {
+  namespace mp = boost::mp11;
+  using specs = typename X::specs;
+  using tags = dimtensor::detail::tags_of<specs>;
+  using missing = mp::mp_remove_if_q<Needed, mp::mp_bind_front<mp::mp_contains, tags>>;
+  using present = mp::mp_copy_if_q<Absent, mp::mp_bind_front<mp::mp_contains, tags>>;
+  if constexpr (!mp::mp_empty<missing>::value) {
+    if constexpr (std::is_same_v<Call, call::transpose_output> && std::is_same_v<mp::mp_front<missing>, BatchHeads>) {
+      return std::type_identity<diagnostic::transpose_output_of_unmerged<Call, BatchHeads, specs>>{};
+    } else {
+      return std::type_identity<diagnostic::not_a_dimension_of<Call, mp::mp_front<missing>, specs>>{};
+    }
+  } else if constexpr (!mp::mp_empty<present>::value) {
+    return std::type_identity<diagnostic::already_a_dimension_of<Call, mp::mp_front<present>, specs>>{};
+  } else {
+    return std::type_identity<void>{};
+  }
+}
+
+/// reshape_diagnosis_of, or `ill_formed` for an ill_formed X.
+template <class Call, class X, class Needed, class Absent>
+constexpr auto reshape_diagnosis() {
+  if constexpr (is_ill_formed_v<X>) {
+    return std::type_identity<ill_formed>{};
+  } else {
+    return reshape_diagnosis_of<Call, expr_t<X>, Needed, Absent>();
+  }
 }
 
 inline void check_heads(std::string_view call, std::string_view hidden, index_t num_hiddens, index_t num_heads) {
@@ -89,13 +122,20 @@ inline void check_heads(std::string_view call, std::string_view hidden, index_t 
 /// entry b·heads + h).
 ///
 /// Works for Batch and Hidden anywhere in x's dims; the merged dim takes
-/// Batch's place and HeadFeat takes Hidden's.  `value_error` when the
+/// Batch's place and HeadFeat takes Hidden's.  The head count is a number
+/// (as in d2l), `Heads(n)` or `Heads::fixed<N>{}`.  `value_error` when the
 /// heads do not divide Hidden's extent.
 template <class Batch, class Hidden, class X, class Count>
   requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
 auto transpose_qkv(X const& x, Count const& num_heads) {
-  if constexpr (is_ill_formed_v<X>) {
+  using diagnosis = typename decltype(detail::reshape_diagnosis<call::transpose_qkv, X,
+                                                                 boost::mp11::mp_list<Batch, Hidden>,
+                                                                 boost::mp11::mp_list<Heads, HeadFeat, BatchHeads>>())::type;
+  if constexpr (!std::is_void_v<diagnosis>) {
+    diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
     return ill_formed{};
+  } else if constexpr (std::is_integral_v<Count>) {
+    return transpose_qkv<Batch, Hidden>(x, Heads(static_cast<index_t>(num_heads)));
   } else {
     auto const parts = split<Hidden, Heads, HeadFeat>(dimtensor::eval(x), num_heads);
     using split_tags = dimtensor::detail::tags_of<typename decltype(parts)::specs>;
@@ -107,18 +147,21 @@ auto transpose_qkv(X const& x, Count const& num_heads) {
 /// @brief d2l's `transpose_output`, the inverse of `transpose_qkv`:
 /// [BatchHeads, L, HeadFeat] → [Batch, L, Hidden].
 ///
-/// x without BatchHeads (heads not merged into the batch) is a compile
-/// error (`transpose_output_of_unmerged`); `value_error` when the heads do
-/// not divide BatchHeads' extent.
-template <class Batch, class Hidden, class X>
+/// The head count is a number (as in d2l), `Heads(n)` or
+/// `Heads::fixed<N>{}`.  x without BatchHeads (heads not merged into the
+/// batch) is a compile error (`transpose_output_of_unmerged`); `value_error`
+/// when the heads do not divide BatchHeads' extent.
+template <class Batch, class Hidden, class X, class Count>
   requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
-auto transpose_output(X const& x, index_t num_heads) {
-  if constexpr (is_ill_formed_v<X>) {
-    return ill_formed{};
-  } else if constexpr (!dimtensor::detail::contains_v<BatchHeads, typename expr_t<X>::specs>) {
-    (void)diagnostic::transpose_output_of_unmerged<call::transpose_output, BatchHeads, typename expr_t<X>::specs>{};
+auto transpose_output(X const& x, Count const& heads) {
+  using diagnosis = typename decltype(detail::reshape_diagnosis<call::transpose_output, X,
+                                                                 boost::mp11::mp_list<BatchHeads, HeadFeat>,
+                                                                 boost::mp11::mp_list<Batch, Hidden, Heads>>())::type;
+  if constexpr (!std::is_void_v<diagnosis>) {
+    diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
     return ill_formed{};
   } else {
+    index_t const num_heads = detail::head_count(heads);
     auto const t = dimtensor::eval(x);
     index_t const merged = t.template extent<BatchHeads>();
     if (num_heads <= 0 || merged % num_heads != 0) {
@@ -221,11 +264,13 @@ class multi_head_attention {
   template <class Q, class K, class V, class... L>
     requires(sizeof...(L) <= 1)
   auto operator()(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
-    auto const heads = Heads(num_heads_);
-    auto const q = split<Hidden, Heads, HeadFeat>(W_q(queries), heads);
-    auto const k = split<Hidden, Heads, HeadFeat>(W_k(keys), heads);
-    auto const v = split<Hidden, Heads, HeadFeat>(W_v(values), heads);
-    return W_o(merge<Heads, HeadFeat, Hidden>(attention(q, k, v, valid_lens...)));
+    using diagnosis = typename decltype(operands_diagnosis<Q, K, V>())::type;
+    if constexpr (!std::is_void_v<diagnosis>) {
+      diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed
+      return ill_formed{};
+    } else {
+      return named_form(queries, keys, values, valid_lens...);
+    }
   }
 
   /// @brief d2l's form: `transpose_qkv` on the projections (Batch is the
@@ -234,7 +279,28 @@ class multi_head_attention {
   template <class Q, class K, class V, class... L>
     requires(sizeof...(L) <= 1)
   auto forward_d2l(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
-    if constexpr (any_ill_formed_v<Q, K, V, L...>) {
+    using diagnosis = typename decltype(d2l_diagnosis<Q, K, V>())::type;
+    if constexpr (!std::is_void_v<diagnosis>) {
+      diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed
+      return ill_formed{};
+    } else {
+      return d2l_form(queries, keys, values, valid_lens...);
+    }
+  }
+
+ private:
+  template <class Q, class K, class V, class... L>
+  auto named_form(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
+    auto const heads = Heads(num_heads_);
+    auto const q = split<Hidden, Heads, HeadFeat>(W_q(queries), heads);
+    auto const k = split<Hidden, Heads, HeadFeat>(W_k(keys), heads);
+    auto const v = split<Hidden, Heads, HeadFeat>(W_v(values), heads);
+    return W_o(merge<Heads, HeadFeat, Hidden>(attention(q, k, v, valid_lens...)));
+  }
+
+  template <class Q, class K, class V, class... L>
+  auto d2l_form(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
+    if constexpr (any_ill_formed_v<L...>) {
       return ill_formed{};
     } else {
       using batch = dim_of<boost::mp11::mp_front<typename expr_t<Q>::specs>>;
@@ -246,6 +312,53 @@ class multi_head_attention {
     }
   }
 
+  /// Which check of the operands fails first (queries need Queries and
+  /// QueryFeat, keys KV and KeyFeat, values KV and ValueFeat).
+  template <class Q, class K, class V>
+  static constexpr auto operands_diagnosis() {
+    namespace mp = boost::mp11;
+    using call_t = call::multi_head_attention;
+    if constexpr (any_ill_formed_v<Q, K, V>) {
+      return std::type_identity<ill_formed>{};
+    } else {
+      using type = typename detail::first_diagnosis<
+          typename decltype(detail::operand_diagnosis<call_t, operand::queries, expr_t<Q>,
+                                                      mp::mp_list<Queries, QueryFeat>, mp::mp_list<KV>>())::type,
+          typename decltype(detail::operand_diagnosis<call_t, operand::keys, expr_t<K>, mp::mp_list<KV, KeyFeat>,
+                                                      mp::mp_list<Queries>>())::type,
+          typename decltype(detail::operand_diagnosis<call_t, operand::values, expr_t<V>,
+                                                      mp::mp_list<KV, ValueFeat>, mp::mp_list<Queries>>())::type>::type;
+      return std::type_identity<type>{};
+    }
+  }
+
+  /// operands_diagnosis, then d2l's form's own: the queries' first dim is
+  /// the batch, which keys and values must have too.
+  template <class Q, class K, class V>
+  static constexpr auto d2l_diagnosis() {
+    namespace mp = boost::mp11;
+    using call_t = call::multi_head_attention;
+    using base = typename decltype(operands_diagnosis<Q, K, V>())::type;
+    if constexpr (!std::is_void_v<base>) {
+      return std::type_identity<base>{};
+    } else {
+      using specs = typename expr_t<Q>::specs;
+      using first = dim_of<mp::mp_front<specs>>;
+      if constexpr (std::is_same_v<first, Queries> || std::is_same_v<first, QueryFeat>) {
+        return std::type_identity<diagnostic::d2l_form_needs_batch_first<call_t, first, specs>>{};
+      } else {
+        using type = typename detail::first_diagnosis<
+            typename decltype(detail::operand_diagnosis<call_t, operand::keys, expr_t<K>, mp::mp_list<first>,
+                                                        mp::mp_list<>>())::type,
+            typename decltype(detail::operand_diagnosis<call_t, operand::values, expr_t<V>, mp::mp_list<first>,
+                                                        mp::mp_list<>>())::type>::type;
+        return std::type_identity<type>{};
+      }
+    }
+  }
+
+
+ public:
   /// Calls `f(key, parameter)` for W_q, W_k, W_v, W_o in d2l's order.
   template <class F>
   void for_each_parameter(F&& f, std::string const& prefix = "") {

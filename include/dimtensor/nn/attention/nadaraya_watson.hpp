@@ -48,7 +48,7 @@ auto nadaraya_watson_weights(Q const& queries, K const& keys, double w = 1) {
         typename decltype(detail::operand_diagnosis<call_t, operand::keys, expr_t<K>, mp::mp_list<KV>,
                                                     mp::mp_list<>>())::type>::type;
     if constexpr (!std::is_void_v<diagnosis>) {
-      (void)diagnosis{};
+      diagnostic::fire<diagnosis>();
       return ill_formed{};
     } else {
       using T = typename expr_t<Q>::value_type;
@@ -65,9 +65,23 @@ auto nadaraya_watson_weights(Q const& queries, K const& keys, double w = 1) {
 /// @code
 /// auto y_hat = dt::nn::nadaraya_watson<Train>(x_test, x_train, y_train);   // [Test]
 /// @endcode
+///
+/// values must have KV (`attention_operand_lacks_dim`).
 template <class KV, class Q, class K, class V>
 auto nadaraya_watson(Q const& queries, K const& keys, V const& values, double w = 1) {
-  return contract<KV>(nadaraya_watson_weights<KV>(queries, keys, w), values);
+  namespace mp = boost::mp11;
+  if constexpr (is_ill_formed_v<V>) {
+    return ill_formed{};
+  } else {
+    using diagnosis = typename decltype(detail::operand_diagnosis<call::nadaraya_watson, operand::values, expr_t<V>,
+                                                                  mp::mp_list<KV>, mp::mp_list<>>())::type;
+    if constexpr (!std::is_void_v<diagnosis>) {
+      diagnostic::fire<diagnosis>();
+      return ill_formed{};
+    } else {
+      return contract<KV>(nadaraya_watson_weights<KV>(queries, keys, w), values);
+    }
+  }
 }
 
 }  // namespace dimtensor::nn

@@ -210,10 +210,13 @@ TEMPLATE_TEST_CASE("backend_gemm_batched matches a naive loop for every operand 
   SECTION("a batch of many small products (one per thread)") {
     check<TestType>(path::dispatch, layout::row_major, layout::col_major, layout::row_major, 97, 9, 11, 7);
   }
-  SECTION("large products one after the other (the BLAS threads each)") {
-    static_assert(70 * 80 * 60 > dimtensor::backends::cpu::small_gemm_work);
+  SECTION("large products cut into blocks of rows or columns across the threads") {
+    constexpr dimtensor::index_t tall = 3 * dimtensor::backends::cpu::gemm_min_block + 5;
+    check<TestType>(path::dispatch, layout::row_major, layout::row_major, layout::row_major, 1, tall, 80, 60);
+    check<TestType>(path::dispatch, layout::col_major, layout::both_strided, layout::col_major, 1, tall, 80, 60);
+    check<TestType>(path::dispatch, layout::row_major, layout::col_major, layout::row_major, 1, 70, tall, 60);
+    check<TestType>(path::dispatch, layout::col_major, layout::row_major, layout::col_major, 1, 70, tall, 60);
     check<TestType>(path::dispatch, layout::row_major, layout::row_major, layout::row_major, 3, 70, 80, 60);
-    check<TestType>(path::dispatch, layout::col_major, layout::both_strided, layout::col_major, 2, 70, 80, 60);
   }
 }
 

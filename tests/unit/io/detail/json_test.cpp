@@ -108,8 +108,8 @@ TEST_CASE("json::parse strings: escapes, \\u, surrogate pairs, UTF-8", "[io][jso
   CHECK_THAT(parse_failure("'single'"), Catch::Contains("unexpected '''"));
   // Invalid UTF-8: a stray continuation byte, an overlong '/', an encoded
   // surrogate, a code point above U+10FFFF, a truncated sequence, and 0xff.
-  for (std::string_view bad : {"\"\x80\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"", "\"\xe2\x98\"",
-                               "\"\xff\""}) {
+  for (std::string_view bad :
+       {"\"\x80\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"", "\"\xe2\x98\"", "\"\xff\""}) {
     CHECK_THAT(parse_failure(bad), Catch::Contains("invalid UTF-8 byte 0x") && Catch::Contains("at byte 1"));
   }
   // Outside strings, a non-ASCII byte is just unexpected.
@@ -129,7 +129,8 @@ TEST_CASE("json::parse rejects what RFC 8259 does not allow, saying where", "[io
   CHECK_THAT(parse_failure("{\"a\":"), Catch::Contains("unexpected end of text: expected a value"));
   CHECK_THAT(parse_failure("tru"), Catch::Contains("invalid literal: expected 'true'"));
   CHECK_THAT(parse_failure("nul"), Catch::Contains("expected 'null'"));
-  CHECK_THAT(parse_failure("{} {}"), Catch::Contains("unexpected '{' after the JSON value") && Catch::Contains("byte 3"));
+  CHECK_THAT(parse_failure("{} {}"),
+             Catch::Contains("unexpected '{' after the JSON value") && Catch::Contains("byte 3"));
   CHECK_THAT(parse_failure("// comment\n{}"), Catch::Contains("unexpected '/'"));
   CHECK_THAT(parse_failure("[1]\x0b"), Catch::Contains("unexpected byte 0x0b"));
 
