@@ -1,6 +1,12 @@
 #include <dimtensor/dimtensor.hpp>
 
 #include <cstdint>
+#include <cstdio>
+#include <filesystem>
+
+#if DIMTENSOR_HAS_VIZ
+#include <dimtensor/viz.hpp>
+#endif
 
 static_assert(dimtensor::version_major == EXPECTED_VERSION_MAJOR,
               "the headers and the CMake package disagree on the version");
@@ -24,5 +30,15 @@ int main() {
   bool const ok = w(Batch(0), Queries(0), KVPairs(1)) == 0.5f && w(Batch(0), Queries(0), KVPairs(2)) == 0.0f &&
                   w(Batch(1), Queries(0), KVPairs(3)) == 0.25f &&
                   dt::max_abs_diff(out, dt::ones<float>(Batch(2), Queries(1), ValueFeat(3))) < 1e-6;
+#if DIMTENSOR_HAS_VIZ
+  // dimtensor::viz came with the package: it draws (cairo found and linked).
+  // Into the working directory: each consumer runs in its own build tree.
+  std::filesystem::path const picture = "dimtensor_consumer_weights.png";
+  dt::viz::show_heatmap(dt::squeeze<Queries>(w), picture);
+  bool const drew = std::filesystem::file_size(picture) > 0;
+  std::filesystem::remove(picture);
+  if (!drew) return 1;
+  std::puts("dimtensor::viz: drew a heatmap");
+#endif
   return ok ? 0 : 1;
 }

@@ -3,16 +3,16 @@
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/io/npy.hpp>
 
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "unit/support/files.hpp"
 
 #ifndef DIMTENSOR_PARITY_DATA_DIR
 #define DIMTENSOR_PARITY_DATA_DIR "/work/main/tests/parity/data"
@@ -29,36 +29,10 @@ DIMTENSOR_DIM(Hidden);
 namespace dt = dimtensor;
 namespace fs = std::filesystem;
 
-// A fresh directory per test process, removed at exit.
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    auto const stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    path = fs::temp_directory_path() /
-           ("dimtensor_npy_test_" + std::to_string(stamp) + "_" + std::to_string(std::random_device{}()));
-    fs::create_directories(path);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  fs::path operator/(std::string const& name) const { return path / name; }
-};
+using namespace test_support;
 
-temp_dir const& tmp() {
-  static temp_dir d;
-  return d;
-}
-
-std::string read_bytes(fs::path const& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void write_bytes(fs::path const& p, std::string const& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
+// This file's directory, removed at exit.
+temp_dir const& tmp() { return program_temp_dir("dimtensor_npy_test_"); }
 
 // An .npy file by hand: preamble of the given version, the dict padded to 64
 // bytes as NumPy does, then the raw data bytes.
@@ -76,30 +50,9 @@ std::string npy_bytes(std::string const& dict, std::string const& data, int majo
   return s + data;
 }
 
-template <class T>
-std::string raw(std::vector<T> const& v) {
-  return std::string(reinterpret_cast<char const*>(v.data()), v.size() * sizeof(T));
-}
-
 std::string dict(std::string const& descr, std::string const& shape, bool fortran = false) {
   return "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") + ", 'shape': " + shape +
          ", }";
-}
-
-template <class T>
-T value_at(dt::index_t i) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return i % 3 == 0;
-  } else if constexpr (std::is_floating_point_v<T>) {
-    return static_cast<T>(i) * T(0.25) - T(3.1);
-  } else {
-    return static_cast<T>(i * 7 - 11);
-  }
-}
-
-template <class Tensor>
-void fill_pattern(Tensor& t) {
-  for (dt::index_t i = 0; i < t.size(); ++i) t.data()[i] = value_at<typename Tensor::value_type>(i);
 }
 
 template <class Tensor>
@@ -389,7 +342,7 @@ TEST_CASE("load_npy rejects malformed files with io_error naming the file and th
                                                  Catch::Contains("does_not_exist.npy: No such file or directory"));
   }
   SECTION("a directory") {
-    REQUIRE_THROWS_WITH(dt::load_npy<f3>(tmp().path), Catch::Contains("load_npy: cannot open") &&
+    REQUIRE_THROWS_WITH(dt::load_npy<f3>(tmp().path()), Catch::Contains("load_npy: cannot open") &&
                                                            Catch::Contains("Is a directory"));
   }
   SECTION("empty file") {

@@ -5,16 +5,16 @@
 
 #include <array>
 #include <bit>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "unit/support/files.hpp"
 
 namespace safetensors_test {
 namespace {
@@ -32,37 +32,10 @@ namespace fs = std::filesystem;
 // e.g. under ccache with a base directory).
 fs::path const data_dir = fs::path(DIMTENSOR_UNIT_DATA_DIR) / "io" / "data";
 
-// A fresh directory per test process, removed at exit.
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    auto const stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    path = fs::temp_directory_path() /
-           ("dimtensor_safetensors_test_" + std::to_string(stamp) + "_" + std::to_string(std::random_device{}()));
-    fs::create_directories(path);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  fs::path operator/(std::string const& name) const { return path / name; }
-};
+using namespace test_support;
 
-temp_dir const& tmp() {
-  static temp_dir d;
-  return d;
-}
-
-std::string read_bytes(fs::path const& p) {
-  std::ifstream in(p, std::ios::binary);
-  REQUIRE(in.good());
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void write_bytes(fs::path const& p, std::string const& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
+// This file's directory, removed at exit.
+temp_dir const& tmp() { return program_temp_dir("dimtensor_safetensors_test_"); }
 
 std::string le64(std::uint64_t n) {
   std::string s(8, '\0');
@@ -75,28 +48,12 @@ std::string file_bytes(std::string const& header, std::string const& data) {
   return le64(header.size()) + header + data;
 }
 
-template <class T>
-std::string raw(std::vector<T> const& v) {
-  return std::string(reinterpret_cast<char const*>(v.data()), v.size() * sizeof(T));
-}
-
 std::string raw16(std::vector<std::uint16_t> const& v) { return raw(v); }
-
-template <class T>
-T value_at(dt::index_t i) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return i % 3 == 0;
-  } else if constexpr (std::is_floating_point_v<T>) {
-    return static_cast<T>(i) * T(0.25) - T(3.1);
-  } else {
-    return static_cast<T>(i * 7 - 11);
-  }
-}
 
 template <class Tensor>
 Tensor patterned(typename Tensor::extents_type const& ext) {
   Tensor t(dt::uninitialized, ext);
-  for (dt::index_t i = 0; i < t.size(); ++i) t.data()[i] = value_at<typename Tensor::value_type>(i);
+  fill_pattern(t);
   return t;
 }
 
@@ -420,7 +377,7 @@ TEST_CASE("safetensors_reader: malformed files are io_errors naming the file and
     REQUIRE_THROWS_WITH(dt::safetensors_reader(tmp() / "nope.safetensors"),
                         Catch::Contains("safetensors_reader: cannot open") && Catch::Contains("nope.safetensors") &&
                             Catch::Contains("No such file"));
-    REQUIRE_THROWS_WITH(dt::safetensors_reader(tmp().path), Catch::Contains("cannot open"));
+    REQUIRE_THROWS_WITH(dt::safetensors_reader(tmp().path()), Catch::Contains("cannot open"));
   }
   SECTION("shorter than 8 bytes") {
     CHECK_THAT(open_error("abcde"), Catch::Contains(name + ": the file has 5 bytes; a safetensors file starts with "

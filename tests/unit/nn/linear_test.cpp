@@ -6,9 +6,10 @@
 #include <dimtensor/nn/parameters.hpp>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 #include <utility>
 #include <vector>
+
+#include "unit/support/files.hpp"
 
 namespace linear_test {
 
@@ -140,9 +141,8 @@ TEST_CASE("linear: for_each_parameter gives PyTorch's state_dict keys", "[nn]") 
 
 TEST_CASE("linear: parameters load from and save to .npy folders and safetensors", "[nn]") {
   namespace fs = std::filesystem;
-  fs::path const dir = fs::temp_directory_path() / ("dimtensor_linear_test_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  test_support::temp_dir const tmp("dimtensor_linear_test_");  // a fresh one for each section
+  fs::path const& dir = tmp.path();
   dt::generator gen(5);
   auto const layers = [&] {
     return two_layers{dt::nn::linear<Feat, Hidden>(Feat(4), Hidden(3), true, gen),
@@ -210,7 +210,6 @@ TEST_CASE("linear: parameters load from and save to .npy folders and safetensors
     dt::nn::linear<Feat, Hidden> lone(Feat(4), Hidden(3), false, gen);
     REQUIRE_THROWS_WITH(dt::nn::load_parameters(lone, dir / "one.safetensors"), Catch::Contains("bias"));
   }
-  fs::remove_all(dir);
 }
 
 }  // namespace linear_test

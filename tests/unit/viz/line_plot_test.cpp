@@ -5,15 +5,15 @@
 
 #include <cairo.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
+
+#include "unit/support/files.hpp"
+#include "unit/support/png.hpp"
 
 namespace line_plot_test {
 namespace {
@@ -27,67 +27,13 @@ namespace viz = dimtensor::viz;
 namespace fs = std::filesystem;
 using style = viz::series::style;
 
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    auto const stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    path = fs::temp_directory_path() /
-           ("dimtensor_line_plot_test_" + std::to_string(stamp) + "_" + std::to_string(std::random_device{}()));
-    fs::create_directories(path);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  fs::path operator/(std::string const& name) const { return path / name; }
-};
+using namespace test_support;
 
-temp_dir const& tmp() {
-  static temp_dir d;
-  return d;
-}
+// This file's directory, removed at exit.
+temp_dir const& tmp() { return program_temp_dir("dimtensor_line_plot_test_"); }
 
-std::string read_text(fs::path const& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-struct rgb8 {
-  int r, g, b;
-};
-
-struct png {
-  cairo_surface_t* surface;
-  explicit png(fs::path const& p) : surface(cairo_image_surface_create_from_png(p.c_str())) {
-    REQUIRE(cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS);
-    cairo_surface_flush(surface);
-  }
-  ~png() { cairo_surface_destroy(surface); }
-  png(png const&) = delete;
-  png& operator=(png const&) = delete;
-  int width() const { return cairo_image_surface_get_width(surface); }
-  int height() const { return cairo_image_surface_get_height(surface); }
-  rgb8 at(double x, double y) const {
-    auto const ix = static_cast<int>(std::floor(x));
-    auto const iy = static_cast<int>(std::floor(y));
-    REQUIRE(ix >= 0);
-    REQUIRE(iy >= 0);
-    REQUIRE(ix < width());
-    REQUIRE(iy < height());
-    auto const* row = cairo_image_surface_get_data(surface) + iy * cairo_image_surface_get_stride(surface);
-    std::uint32_t const px = reinterpret_cast<std::uint32_t const*>(row)[ix];
-    return {static_cast<int>((px >> 16) & 0xff), static_cast<int>((px >> 8) & 0xff), static_cast<int>(px & 0xff)};
-  }
-};
-
-rgb8 bytes(viz::rgb const& c) {
-  return {static_cast<int>(std::lround(c.r * 255)), static_cast<int>(std::lround(c.g * 255)),
-          static_cast<int>(std::lround(c.b * 255))};
-}
-
-bool near(rgb8 a, rgb8 b, int tol = 2) {
-  return std::abs(a.r - b.r) <= tol && std::abs(a.g - b.g) <= tol && std::abs(a.b - b.b) <= tol;
-}
+// Line colours within two steps of each component, unless a check says otherwise.
+constexpr near_colours near{2};
 
 constexpr rgb8 white{255, 255, 255};
 constexpr rgb8 tab_blue{0x1f, 0x77, 0xb4};
@@ -318,7 +264,7 @@ TEST_CASE("plot: NaN breaks a line; SVG and PDF output", "[viz][line_plot]") {
   opts.title = "Loss";
   auto const svg_file = tmp() / "gap.svg";
   viz::plot(lines, svg_file, opts);
-  std::string const svg = read_text(svg_file);
+  std::string const svg = read_bytes(svg_file);
   CHECK(svg.find("<svg") != std::string::npos);
   CHECK(svg.find("width=\"460.8pt\"") != std::string::npos);  // 640 px at 100 dpi = 6.4 in
   CHECK(svg.find("height=\"316.8pt\"") != std::string::npos);
@@ -327,7 +273,7 @@ TEST_CASE("plot: NaN breaks a line; SVG and PDF output", "[viz][line_plot]") {
 
   auto const pdf_file = tmp() / "gap.pdf";
   viz::plot(lines, pdf_file, opts);
-  std::string const pdf = read_text(pdf_file);
+  std::string const pdf = read_bytes(pdf_file);
   CHECK(pdf.rfind("%PDF-", 0) == 0);
   CHECK(pdf.find("/Title (Loss)") != std::string::npos);
   CHECK(pdf.find("/MediaBox [ 0 0 460.8 316.8 ]") != std::string::npos);

@@ -17,9 +17,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <type_traits>
-
-#include <boost/mp11/list.hpp>
 
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
@@ -27,9 +26,7 @@
 #include <dimtensor/nn/attention/common.hpp>
 #include <dimtensor/nn/dropout.hpp>
 #include <dimtensor/nn/linear.hpp>
-#include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/elementwise.hpp>
-#include <dimtensor/ops/masked_softmax.hpp>
 #include <dimtensor/ops/random.hpp>
 #include <dimtensor/ops/squeeze.hpp>
 #include <dimtensor/ops/unsqueeze.hpp>
@@ -41,19 +38,10 @@ namespace detail {
 /// Which check fails first for additive attention over (q, k, v).
 template <class Queries, class KV, class QueryFeat, class KeyFeat, class Hidden, class Q, class K, class V>
 constexpr auto additive_diagnosis() {
-  namespace mp = boost::mp11;
-  using call_t = call::additive_attention;
   if constexpr (any_ill_formed_v<Q, K, V> || std::is_same_v<Queries, KV>) {  // Queries == KV: reported by the class
     return std::type_identity<ill_formed>{};
   } else {
-    using type = typename first_diagnosis<
-        typename decltype(operand_diagnosis<call_t, operand::queries, Q, mp::mp_list<Queries, QueryFeat>,
-                                            mp::mp_list<KV>>())::type,
-        typename decltype(operand_diagnosis<call_t, operand::keys, K, mp::mp_list<KV, KeyFeat>,
-                                            mp::mp_list<Queries>>())::type,
-        typename decltype(operand_diagnosis<call_t, operand::values, V, mp::mp_list<KV>,
-                                            mp::mp_list<Queries>>())::type>::type;
-    return std::type_identity<type>{};
+    return std::type_identity<qkv_diagnosis_t<call::additive_attention, Queries, KV, QueryFeat, KeyFeat, Q, K, V>>{};
   }
 }
 
@@ -73,7 +61,8 @@ constexpr auto additive_diagnosis() {
 /// auto out = attention(queries, keys, values, valid_lens);   // [Batch, Queries, ValueFeat]
 /// @endcode
 template <class Queries, class KV, class QueryFeat, class KeyFeat, class Hidden, class T = float>
-class additive_attention {
+class additive_attention
+    : public attention_base<additive_attention<Queries, KV, QueryFeat, KeyFeat, Hidden, T>, T> {
   static_assert(DimTag<Queries> && DimTag<KV> && DimTag<QueryFeat> && DimTag<KeyFeat> && DimTag<Hidden>,
                 "dimtensor: additive_attention<Queries, KV, QueryFeat, KeyFeat, Hidden, T> needs dimension tags "
                 "declared with DIMTENSOR_DIM");
@@ -82,6 +71,8 @@ class additive_attention {
  public:
   /// The element type.
   using value_type = T;
+  /// The module's name in its errors.
+  static constexpr std::string_view module_name = "additive_attention";
 
   /// KeyFeat → Hidden, no bias.
   linear<KeyFeat, Hidden, T> W_k;
@@ -105,14 +96,6 @@ class additive_attention {
   additive_attention(KeyFeat key_size, QueryFeat query_size, Hidden num_hiddens, double p = 0)
       : additive_attention(key_size, query_size, num_hiddens, p, default_generator()) {}
 
-  /// Training mode (dropout active) or not.
-  additive_attention& train(bool on = true) noexcept {
-    dropout.train(on);
-    return *this;
-  }
-  /// Evaluation mode: dropout is the identity.
-  additive_attention& eval() noexcept { return train(false); }
-
   /// @brief The attention output for @p queries, @p keys, @p values and
   /// @p valid_lens (none, a lengths tensor, or a `std::optional` of one).
   ///
@@ -135,25 +118,9 @@ class additive_attention {
       constexpr std::size_t at_kv = dimtensor::detail::index_of_v<KV, typename decltype(k)::specs>;
       // Broadcast q over KV and k over Queries: [batch…, Queries, KV, Hidden], lazy until w_v.
       auto const features = tanh(unsqueeze<KV, after_queries>(q) + unsqueeze<Queries, at_kv>(k));
-      auto scores = squeeze<Score>(w_v(features));
-      auto weights = masked_softmax<KV>(scores, valid_lens...);
-      if constexpr (is_ill_formed_v<decltype(weights)>) {
-        return ill_formed{};
-      } else {
-        weights_.set(weights);
-        return contract<KV>(dropout(weights), values);
-      }
+      auto const scores = squeeze<Score>(w_v(features));
+      return this->template attend<KV>(scores, values, valid_lens...);
     }
-  }
-
-  /// @brief The attention weights of the last call, as the tensor type
-  /// with dims @p Specs; `value_error` naming both shapes otherwise.
-  ///
-  /// A handle to the weights (sharing their storage), which stays valid
-  /// after the next call replaces the module's own.
-  template <class... Specs>
-  basic_tensor<cpu, T, Specs...> attention_weights() const {
-    return weights_.get<basic_tensor<cpu, T, Specs...>>("additive_attention");
   }
 
   /// Calls `f(key, parameter)` for W_k, W_q and w_v (keys `W_k.weight`, …).
@@ -170,9 +137,6 @@ class additive_attention {
     W_q.for_each_parameter(f, prefix + "W_q.");
     w_v.for_each_parameter(f, prefix + "w_v.");
   }
-
- private:
-  detail::weights_store weights_;
 };
 
 }  // namespace dimtensor::nn

@@ -1,13 +1,18 @@
 #pragma once
 /// @file
 /// @brief What the attention modules share: the dims they create (`Heads`,
-/// `HeadFeat`, `BatchHeads`, `Score`), their compile-time diagnoses, and the
-/// typed store behind every module's `attention_weights<Dims...>()`.
+/// `HeadFeat`, `BatchHeads`, `Score`), their compile-time diagnoses, the
+/// typed store behind every module's `attention_weights<Dims...>()`, and
+/// `nn::attention_base`: the modes, the kept weights and the last step of
+/// the forward pass of a module with its own dropout.
 
 #include <any>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
+
+#include <boost/mp11/list.hpp>
 
 #include <dimtensor/config.hpp>
 #include <dimtensor/core/diagnostic.hpp>
@@ -15,6 +20,8 @@
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/core/tensor.hpp>
+#include <dimtensor/ops/contract.hpp>
+#include <dimtensor/ops/masked_softmax.hpp>
 
 namespace dimtensor {
 
@@ -139,6 +146,18 @@ struct first_diagnosis<D, Ds...> {
   using type = std::conditional_t<std::is_void_v<D>, typename first_diagnosis<Ds...>::type, D>;
 };
 
+/// Which operand check fails first for an attention call over (q, k, v):
+/// queries need Queries and QueryFeat and not KV, keys KV and KeyFeat and
+/// not Queries, values KV and not Queries (a diagnostic class, or void).
+template <class Call, class Queries, class KV, class QueryFeat, class KeyFeat, class Q, class K, class V>
+using qkv_diagnosis_t = typename first_diagnosis<
+    typename decltype(operand_diagnosis<Call, operand::queries, Q, boost::mp11::mp_list<Queries, QueryFeat>,
+                                        boost::mp11::mp_list<KV>>())::type,
+    typename decltype(operand_diagnosis<Call, operand::keys, K, boost::mp11::mp_list<KV, KeyFeat>,
+                                        boost::mp11::mp_list<Queries>>())::type,
+    typename decltype(operand_diagnosis<Call, operand::values, V, boost::mp11::mp_list<KV>,
+                                        boost::mp11::mp_list<Queries>>())::type>::type;
+
 /// @brief The attention weights of a module's last call, whatever their dims.
 ///
 /// A module's forward pass is a template, so the weights' type depends on
@@ -190,5 +209,60 @@ class weights_store {
 };
 
 }  // namespace nn::detail
+
+namespace nn {
+
+/// @brief What an attention module with its own dropout and kept weights
+/// shares (CRTP): `train()`/`eval()`, `attention_weights<Dims...>()`, and
+/// the last step of the forward pass, from scores to output.
+///
+/// @p Derived has a public `nn::dropout dropout` and a
+/// `static constexpr std::string_view module_name`, the name its errors
+/// give; its forward pass ends with `this->template attend<KV>(scores,
+/// values, valid_lens...)`.  @p T is the weights' element type.
+template <class Derived, class T>
+class attention_base {
+ public:
+  /// Training mode (dropout active) or not.
+  Derived& train(bool on = true) noexcept {
+    auto& self = static_cast<Derived&>(*this);
+    self.dropout.train(on);
+    return self;
+  }
+  /// Evaluation mode: dropout is the identity.
+  Derived& eval() noexcept { return train(false); }
+
+  /// @brief The attention weights of the last call, as the tensor type
+  /// with dims @p Specs (e.g. `<Batch, Queries, KVPairs>`); `value_error`
+  /// naming both shapes when the last call's weights had other dims, or
+  /// when there was no call yet.
+  ///
+  /// A handle to the weights (sharing their storage), which stays valid
+  /// after the next call replaces the module's own.
+  template <class... Specs>
+  basic_tensor<cpu, T, Specs...> attention_weights() const {
+    return weights_.template get<basic_tensor<cpu, T, Specs...>>(Derived::module_name);
+  }
+
+ protected:
+  /// @brief d2l's `masked_softmax(scores, valid_lens)` over @p KV, kept as
+  /// the module's weights, then the sum over KV of @p values weighted by
+  /// them after dropout: `bmm(dropout(weights), values)`.
+  template <class KV, class S, class V, class... L>
+  auto attend(S const& scores, V const& values, L const&... valid_lens) {
+    auto weights = masked_softmax<KV>(scores, valid_lens...);
+    if constexpr (is_ill_formed_v<decltype(weights)>) {
+      return ill_formed{};
+    } else {
+      weights_.set(weights);
+      return contract<KV>(static_cast<Derived&>(*this).dropout(weights), values);
+    }
+  }
+
+  /// The last call's attention weights.
+  detail::weights_store weights_;
+};
+
+}  // namespace nn
 
 }  // namespace dimtensor

@@ -18,9 +18,8 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
-
-#include <boost/mp11/list.hpp>
 
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
@@ -30,7 +29,6 @@
 #include <dimtensor/nn/dropout.hpp>
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/elementwise.hpp>
-#include <dimtensor/ops/masked_softmax.hpp>
 #include <dimtensor/ops/random.hpp>
 
 namespace dimtensor::nn {
@@ -41,20 +39,13 @@ namespace detail {
 /// diagnostic class, `ill_formed`, or void.
 template <class Queries, class KV, class Feat, class T, class Q, class K, class V>
 constexpr auto dot_product_diagnosis() {
-  namespace mp = boost::mp11;
   using call_t = call::dot_product_attention;
   // Two template arguments naming the same dim are reported by the class.
   if constexpr (any_ill_formed_v<Q, K, V> || std::is_same_v<Queries, KV> || std::is_same_v<Queries, Feat> ||
                 std::is_same_v<KV, Feat>) {
     return std::type_identity<ill_formed>{};
   } else {
-    using type = typename first_diagnosis<
-        typename decltype(operand_diagnosis<call_t, operand::queries, Q, mp::mp_list<Queries, Feat>,
-                                            mp::mp_list<KV>>())::type,
-        typename decltype(operand_diagnosis<call_t, operand::keys, K, mp::mp_list<KV, Feat>,
-                                            mp::mp_list<Queries>>())::type,
-        typename decltype(operand_diagnosis<call_t, operand::values, V, mp::mp_list<KV>,
-                                            mp::mp_list<Queries>>())::type>::type;
+    using type = qkv_diagnosis_t<call_t, Queries, KV, Feat, Feat, Q, K, V>;
     if constexpr (!std::is_void_v<type>) {
       return std::type_identity<type>{};
     } else if constexpr (!std::is_same_v<typename Q::value_type, T>) {
@@ -86,7 +77,7 @@ constexpr auto dot_product_diagnosis() {
 /// auto out = attention(queries, keys, values, valid_lens);   // [Batch, Queries, ValueFeat]
 /// @endcode
 template <class Queries, class KV, class Feat, class T = float>
-class dot_product_attention {
+class dot_product_attention : public attention_base<dot_product_attention<Queries, KV, Feat, T>, T> {
   static_assert(DimTag<Queries> && DimTag<KV> && DimTag<Feat>,
                 "dimtensor: dot_product_attention<Queries, KV, Feat, T> needs dimension tags declared with "
                 "DIMTENSOR_DIM");
@@ -96,6 +87,8 @@ class dot_product_attention {
  public:
   /// The element type.
   using value_type = T;
+  /// The module's name in its errors.
+  static constexpr std::string_view module_name = "dot_product_attention";
 
   /// Dropout on the attention weights (identity in eval mode, as in d2l).
   nn::dropout dropout;
@@ -103,14 +96,6 @@ class dot_product_attention {
   /// With dropout probability @p p on the attention weights, drawn from
   /// a generator seeded with @p seed.
   explicit dot_product_attention(double p = 0, std::uint64_t seed = generator::default_seed) : dropout(p, seed) {}
-
-  /// Training mode (dropout active) or not.
-  dot_product_attention& train(bool on = true) noexcept {
-    dropout.train(on);
-    return *this;
-  }
-  /// Evaluation mode: dropout is the identity.
-  dot_product_attention& eval() noexcept { return train(false); }
 
   /// @brief The attention output for @p queries, @p keys and @p values,
   /// with @p valid_lens (none, a lengths tensor, or a `std::optional` of
@@ -133,34 +118,13 @@ class dot_product_attention {
       index_t const d = q.template extent<Feat>();
       // d2l divides by math.sqrt(d): a double, rounded to T, then a division.
       auto const scores = contract<Feat>(q, keys) / static_cast<T>(std::sqrt(static_cast<double>(d)));
-      auto weights = masked_softmax<KV>(scores, valid_lens...);
-      if constexpr (is_ill_formed_v<decltype(weights)>) {
-        return ill_formed{};
-      } else {
-        weights_.set(weights);
-        return contract<KV>(dropout(weights), values);
-      }
+      return this->template attend<KV>(scores, values, valid_lens...);
     }
-  }
-
-  /// @brief The attention weights of the last call, as the tensor type
-  /// with dims @p Specs (e.g. `<Batch, Queries, KVPairs>`); `value_error`
-  /// naming both shapes when the last call's weights had other dims, or
-  /// when there was no call yet.
-  ///
-  /// A handle to the weights (sharing their storage), which stays valid
-  /// after the next call replaces the module's own.
-  template <class... Specs>
-  basic_tensor<cpu, T, Specs...> attention_weights() const {
-    return weights_.get<basic_tensor<cpu, T, Specs...>>("dot_product_attention");
   }
 
   /// No parameters; the protocol of nn/parameters.hpp.
   template <class F>
   void for_each_parameter(F&&, std::string const& = "") const {}
-
- private:
-  detail::weights_store weights_;
 };
 
 }  // namespace dimtensor::nn

@@ -6,17 +6,17 @@
 
 #include <cmath>
 #include <cstdint>
-#include <filesystem>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/nn/attention.hpp>
 #include <dimtensor/nn/parameters.hpp>
+
+#include "unit/support/attention_reference.hpp"
+#include "unit/support/files.hpp"
 
 namespace additive_attention_test {
 
@@ -32,22 +32,12 @@ DIMTENSOR_DIM(Steps);
 namespace dt = dimtensor;
 using dt::index_t;
 using dt::nn::Score;
+using test_support::attend_row;
+using test_support::tolerance;
+using test_support::weighted_value;
 
 template <class T>
 using module_t = dt::nn::additive_attention<Queries, KVPairs, QueryFeat, KeyFeat, Hidden, T>;
-
-// Softmax over n scores masked at index >= len (d2l's -1e6), in double.
-inline std::vector<double> masked_softmax_row(std::vector<double> s, index_t len) {
-  double m = -INFINITY;
-  for (std::size_t k = 0; k < s.size(); ++k) {
-    if (index_t(k) >= len) s[k] = -1e6;
-    m = std::max(m, s[k]);
-  }
-  double sum = 0;
-  for (auto& x : s) sum += (x = std::exp(x - m));
-  for (auto& x : s) x /= sum;
-  return s;
-}
 
 // d2l's AdditiveAttention.forward by loops: for each (b, q), the scores
 // w_v · tanh(W_q q + W_k k) over the pairs, their masked softmax, and the
@@ -65,30 +55,25 @@ reference naive_additive(M const& m, QT const& queries, KT const& keys, VT const
   reference r;
   for (index_t b = 0; b < B; ++b)
     for (index_t q = 0; q < Q; ++q) {
-      std::vector<double> scores(std::size_t(K), 0.0);
-      for (index_t k = 0; k < K; ++k)
-        for (index_t h = 0; h < H; ++h) {
-          double pq = 0, pk = 0;
-          for (index_t f = 0; f < QF; ++f)
-            pq += double(m.W_q.weight(Hidden(h), QueryFeat(f))) * double(queries(Batch(b), Queries(q), QueryFeat(f)));
-          for (index_t f = 0; f < KF; ++f)
-            pk += double(m.W_k.weight(Hidden(h), KeyFeat(f))) * double(keys(Batch(b), KVPairs(k), KeyFeat(f)));
-          scores[std::size_t(k)] += double(m.w_v.weight(Score(0), Hidden(h))) * std::tanh(pq + pk);
-        }
-      auto const w = masked_softmax_row(scores, len(b, q));
-      r.weights.insert(r.weights.end(), w.begin(), w.end());
-      for (index_t j = 0; j < V; ++j) {
-        double acc = 0;
-        for (index_t k = 0; k < K; ++k) acc += w[std::size_t(k)] * double(values(Batch(b), KVPairs(k), ValueFeat(j)));
-        r.output.push_back(acc);
-      }
+      auto const row = attend_row(
+          K, V, len(b, q),
+          [&](index_t k) {
+            double score = 0;
+            for (index_t h = 0; h < H; ++h) {
+              double pq = 0, pk = 0;
+              for (index_t f = 0; f < QF; ++f)
+                pq += double(m.W_q.weight(Hidden(h), QueryFeat(f))) * double(queries(Batch(b), Queries(q), QueryFeat(f)));
+              for (index_t f = 0; f < KF; ++f)
+                pk += double(m.W_k.weight(Hidden(h), KeyFeat(f))) * double(keys(Batch(b), KVPairs(k), KeyFeat(f)));
+              score += double(m.w_v.weight(Score(0), Hidden(h))) * std::tanh(pq + pk);
+            }
+            return score;
+          },
+          [&](index_t k, index_t j) { return double(values(Batch(b), KVPairs(k), ValueFeat(j))); });
+      r.weights.insert(r.weights.end(), row.weights.begin(), row.weights.end());
+      r.output.insert(r.output.end(), row.output.begin(), row.output.end());
     }
   return r;
-}
-
-template <class T>
-double tolerance() {
-  return std::is_same_v<T, float> ? 2e-5 : 1e-12;
 }
 
 TEMPLATE_TEST_CASE("additive_attention: against naive loops, no, 1-D and 2-D valid_lens", "[nn][attention]", float,
@@ -137,37 +122,17 @@ TEMPLATE_TEST_CASE("additive_attention: against naive loops, no, 1-D and 2-D val
   }
 }
 
-// values: arange(40).reshape(1, 10, 4).repeat(2, 1, 1), as d2l builds them.
-inline dt::tensor<float, Batch, KVPairs, ValueFeat> book_values() {
-  std::vector<float> v;
-  for (int b = 0; b < 2; ++b)
-    for (int i = 0; i < 40; ++i) v.push_back(float(i));
-  return dt::from_buffer(v.data(), index_t(v.size()), Batch(2), KVPairs(10), ValueFeat(4));
-}
-
 TEST_CASE("additive_attention: the book's toy gives [[2, 3, 4, 5]] and [[10, 11, 12, 13]]", "[nn][attention]") {
   // queries normal(0, 1, (2, 1, 20)); keys ones((2, 10, 2)); valid_lens [2, 6];
   // AdditiveAttention(key_size=2, query_size=20, num_hiddens=8, dropout=0.1),
-  // eval mode.  The keys being equal, so are the scores of a row: the
-  // weights are uniform over the valid pairs, whatever the layers' weights.
+  // eval mode: the weights are uniform over the valid pairs, whatever the
+  // layers' weights.
   auto const seed = GENERATE(0u, 1u, 2u);
   dt::generator gen(seed);
   auto const queries = dt::normal<float>(gen, 0, 1, Batch(2), Queries(1), QueryFeat(20));
   auto const keys = dt::ones<float>(Batch(2), KVPairs(10), KeyFeat(2));
-  auto const valid_lens = dt::tensor<int, Batch>{2, 6};
   module_t<float> attention(KeyFeat(2), QueryFeat(20), Hidden(8), 0.1, gen);
-  attention.eval();
-  auto const out = attention(queries, keys, book_values(), valid_lens);
-  REQUIRE(out.extents() == std::array<index_t, 3>{2, 1, 4});
-  for (index_t j = 0; j < 4; ++j) {
-    CHECK(out(Batch(0), Queries(0), ValueFeat(j)) == Approx(2 + j).margin(1e-5));
-    CHECK(out(Batch(1), Queries(0), ValueFeat(j)) == Approx(10 + j).margin(1e-5));
-  }
-  auto const& weights = attention.attention_weights<Batch, Queries, KVPairs>();
-  for (index_t k = 0; k < 10; ++k) {
-    CHECK(weights(Batch(0), Queries(0), KVPairs(k)) == Approx(k < 2 ? 0.5 : 0.0).margin(1e-7));
-    CHECK(weights(Batch(1), Queries(0), KVPairs(k)) == Approx(k < 6 ? 1.0 / 6 : 0.0).margin(1e-7));
-  }
+  test_support::check_book_toy<Batch, Queries, KVPairs, ValueFeat>(attention, queries, keys);
 }
 
 TEST_CASE("additive_attention: layers without bias, drawn in d2l's order, under d2l's keys", "[nn][attention]") {
@@ -197,9 +162,8 @@ TEST_CASE("additive_attention: layers without bias, drawn in d2l's order, under 
 }
 
 TEST_CASE("additive_attention: parameters saved and loaded give the same outputs", "[nn][attention]") {
-  namespace fs = std::filesystem;
-  fs::path const file =
-      fs::temp_directory_path() / ("dimtensor_additive_attention_test_" + std::to_string(::getpid()) + ".safetensors");
+  test_support::temp_dir const dir("dimtensor_additive_attention_test_");
+  auto const file = dir / "attention.safetensors";
   dt::generator gen(5);
   module_t<double> source(KeyFeat(3), QueryFeat(4), Hidden(5), 0, gen);
   module_t<double> target(KeyFeat(3), QueryFeat(4), Hidden(5), 0, gen);
@@ -215,7 +179,6 @@ TEST_CASE("additive_attention: parameters saved and loaded give the same outputs
   for (index_t b = 0; b < 2; ++b)
     for (index_t q = 0; q < 3; ++q)
       for (index_t j = 0; j < 2; ++j) CHECK(after(Batch(b), Queries(q), ValueFeat(j)) == want(Batch(b), Queries(q), ValueFeat(j)));
-  fs::remove(file);
 }
 
 TEST_CASE("additive_attention: attention_weights<Dims...>() checks the dims it is asked for", "[nn][attention]") {
@@ -256,12 +219,8 @@ TEST_CASE("additive_attention: dropout on the weights in train mode only", "[nn]
   for (index_t b = 0; b < 2; ++b)
     for (index_t q = 0; q < 3; ++q)
       for (index_t j = 0; j < 3; ++j) {
-        double want_train = 0, want_eval = 0;
-        for (index_t k = 0; k < 6; ++k) {
-          double const v = values(Batch(b), KVPairs(k), ValueFeat(j));
-          want_train += double(dropped(Batch(b), Queries(q), KVPairs(k))) * v;
-          want_eval += double(weights(Batch(b), Queries(q), KVPairs(k))) * v;
-        }
+        double const want_train = weighted_value<KVPairs>(dropped, values, Batch(b), Queries(q), ValueFeat(j));
+        double const want_eval = weighted_value<KVPairs>(weights, values, Batch(b), Queries(q), ValueFeat(j));
         CHECK(trained(Batch(b), Queries(q), ValueFeat(j)) == Approx(want_train).margin(1e-5));
         CHECK(evaluated(Batch(b), Queries(q), ValueFeat(j)) == Approx(want_eval).margin(1e-5));
         differs = differs || std::abs(want_train - want_eval) > 1e-4;
@@ -286,22 +245,23 @@ TEST_CASE("additive_attention: Bahdanau's decoder step, AdditiveAttention(h, h, 
   STATIC_REQUIRE(std::is_same_v<typename std::remove_cvref_t<decltype(context)>::specs,
                                 dt::dims<Batch, dt::fixed<Queries, 1>, Hidden>>);
   for (index_t b = 0; b < B; ++b) {
-    std::vector<double> scores(std::size_t(S), 0.0);
-    for (index_t s = 0; s < S; ++s)
-      for (index_t h = 0; h < H; ++h) {
-        double pq = 0, pk = 0;
-        for (index_t f = 0; f < H; ++f) {
-          pq += attention.W_q.weight(Hidden(h), dt::prime<Hidden>(f)) * hidden_state(Batch(b), Hidden(f));
-          pk += attention.W_k.weight(Hidden(h), dt::prime<Hidden>(f)) * enc_outputs(Batch(b), Steps(s), Hidden(f));
-        }
-        scores[std::size_t(s)] += attention.w_v.weight(Score(0), Hidden(h)) * std::tanh(pq + pk);
-      }
-    auto const w = masked_softmax_row(scores, index_t(enc_valid_lens(Batch(b))));
-    for (index_t f = 0; f < H; ++f) {
-      double want = 0;
-      for (index_t s = 0; s < S; ++s) want += w[std::size_t(s)] * enc_outputs(Batch(b), Steps(s), Hidden(f));
-      CHECK(context(Batch(b), Queries(0), Hidden(f)) == Approx(want).margin(1e-12));
-    }
+    auto const want = attend_row(
+        S, H, index_t(enc_valid_lens(Batch(b))),
+        [&](index_t s) {
+          double score = 0;
+          for (index_t h = 0; h < H; ++h) {
+            double pq = 0, pk = 0;
+            for (index_t f = 0; f < H; ++f) {
+              pq += attention.W_q.weight(Hidden(h), dt::prime<Hidden>(f)) * hidden_state(Batch(b), Hidden(f));
+              pk += attention.W_k.weight(Hidden(h), dt::prime<Hidden>(f)) * enc_outputs(Batch(b), Steps(s), Hidden(f));
+            }
+            score += attention.w_v.weight(Score(0), Hidden(h)) * std::tanh(pq + pk);
+          }
+          return score;
+        },
+        [&](index_t s, index_t f) { return enc_outputs(Batch(b), Steps(s), Hidden(f)); });
+    for (index_t f = 0; f < H; ++f)
+      CHECK(context(Batch(b), Queries(0), Hidden(f)) == Approx(want.output[std::size_t(f)]).margin(1e-12));
   }
   CHECK(dt::nn::parameter_count(attention) == H * H + H * H + H);
 }

@@ -15,6 +15,8 @@
 #include <dimtensor/nn/attention.hpp>
 #include <dimtensor/nn/parameters.hpp>
 
+#include "unit/support/attention_reference.hpp"
+
 namespace dot_product_attention_test {
 
 DIMTENSOR_DIM(Batch);
@@ -27,30 +29,9 @@ namespace dt = dimtensor;
 using dt::index_t;
 using dt::nn::HeadFeat;
 using dt::nn::Heads;
-
-// Scaled dot-product attention for one row of queries: the weights over the
-// n_kv pairs (masked at index >= len as d2l does, with -1e6) and the
-// weighted sum of the values.  score(k) and value(k, j) read the operands.
-struct row_result {
-  std::vector<double> weights;
-  std::vector<double> output;
-};
-template <class Score, class Value>
-row_result naive_row(index_t n_kv, index_t n_value, index_t len, Score const& score, Value const& value) {
-  std::vector<double> s(static_cast<std::size_t>(n_kv));
-  double m = -INFINITY;
-  for (index_t k = 0; k < n_kv; ++k) {
-    s[std::size_t(k)] = k < len ? score(k) : -1e6;
-    m = std::max(m, s[std::size_t(k)]);
-  }
-  double sum = 0;
-  for (auto& x : s) sum += (x = std::exp(x - m));
-  for (auto& x : s) x /= sum;
-  std::vector<double> out(static_cast<std::size_t>(n_value), 0.0);
-  for (index_t j = 0; j < n_value; ++j)
-    for (index_t k = 0; k < n_kv; ++k) out[std::size_t(j)] += s[std::size_t(k)] * value(k, j);
-  return {s, out};
-}
+using test_support::attend_row;
+using test_support::tolerance;
+using test_support::weighted_value;
 
 // Sizes drawn from a seed: small, and different for each seed.
 struct sizes {
@@ -60,11 +41,6 @@ inline sizes draw_sizes(unsigned seed) {
   std::mt19937 rng(seed);
   auto pick = [&](index_t lo, index_t hi) { return std::uniform_int_distribution<index_t>(lo, hi)(rng); };
   return {pick(1, 3), pick(1, 4), pick(1, 6), pick(1, 5), pick(1, 4)};
-}
-
-template <class T>
-double tolerance() {
-  return std::is_same_v<T, float> ? 2e-5 : 1e-12;
 }
 
 TEMPLATE_TEST_CASE("dot_product_attention: against naive loops, no, 1-D and 2-D valid_lens", "[nn][attention]", float,
@@ -92,7 +68,7 @@ TEMPLATE_TEST_CASE("dot_product_attention: against naive loops, no, 1-D and 2-D 
     REQUIRE(weights.extents() == std::array<index_t, 3>{n.batch, n.queries, n.kv});
     for (index_t b = 0; b < n.batch; ++b)
       for (index_t q = 0; q < n.queries; ++q) {
-        auto const want = naive_row(
+        auto const want = attend_row(
             n.kv, n.value, len(b, q),
             [&](index_t k) {
               double s = 0;
@@ -155,7 +131,7 @@ TEMPLATE_TEST_CASE("dot_product_attention: the 4-D use [Batch, Queries, Heads, H
     for (index_t b = 0; b < B; ++b)
       for (index_t q = 0; q < Q; ++q)
         for (index_t h = 0; h < H; ++h) {
-          auto const want = naive_row(
+          auto const want = attend_row(
               K, V, len(b, q),
               [&](index_t k) {
                 double s = 0;
@@ -185,35 +161,15 @@ TEMPLATE_TEST_CASE("dot_product_attention: the 4-D use [Batch, Queries, Heads, H
   }
 }
 
-// values: arange(40).reshape(1, 10, 4).repeat(2, 1, 1), as d2l builds them.
-inline dt::tensor<float, Batch, KVPairs, ValueFeat> book_values() {
-  std::vector<float> v;
-  for (int b = 0; b < 2; ++b)
-    for (int i = 0; i < 40; ++i) v.push_back(float(i));
-  return dt::from_buffer(v.data(), index_t(v.size()), Batch(2), KVPairs(10), ValueFeat(4));
-}
-
 TEST_CASE("dot_product_attention: the book's toy gives [[2, 3, 4, 5]] and [[10, 11, 12, 13]]", "[nn][attention]") {
   // queries normal(0, 1, (2, 1, 2)); keys ones((2, 10, 2)); valid_lens [2, 6];
-  // DotProductAttention(dropout=0.5) in eval mode.  The keys being equal, the
-  // weights are uniform over the valid pairs, whatever the queries.
+  // DotProductAttention(dropout=0.5) in eval mode: the weights are uniform
+  // over the valid pairs, whatever the queries.
   dt::generator gen(0);
   auto const queries = dt::normal<float>(gen, 0, 1, Batch(2), Queries(1), Feat(2));
   auto const keys = dt::ones<float>(Batch(2), KVPairs(10), Feat(2));
-  auto const valid_lens = dt::tensor<int, Batch>{2, 6};
   dt::nn::dot_product_attention<Queries, KVPairs, Feat> attention(0.5);
-  attention.eval();
-  auto const out = attention(queries, keys, book_values(), valid_lens);
-  REQUIRE(out.extents() == std::array<index_t, 3>{2, 1, 4});
-  for (index_t j = 0; j < 4; ++j) {
-    CHECK(out(Batch(0), Queries(0), ValueFeat(j)) == Approx(2 + j).margin(1e-5));
-    CHECK(out(Batch(1), Queries(0), ValueFeat(j)) == Approx(10 + j).margin(1e-5));
-  }
-  auto const& weights = attention.attention_weights<Batch, Queries, KVPairs>();
-  for (index_t k = 0; k < 10; ++k) {
-    CHECK(weights(Batch(0), Queries(0), KVPairs(k)) == Approx(k < 2 ? 0.5 : 0.0).margin(1e-7));
-    CHECK(weights(Batch(1), Queries(0), KVPairs(k)) == Approx(k < 6 ? 1.0 / 6 : 0.0).margin(1e-7));
-  }
+  test_support::check_book_toy<Batch, Queries, KVPairs, ValueFeat>(attention, queries, keys);
 }
 
 TEST_CASE("dot_product_attention: attention_weights<Dims...>() checks the dims it is asked for", "[nn][attention]") {
@@ -291,9 +247,7 @@ TEST_CASE("dot_product_attention: dropout on the weights in train mode only", "[
   for (index_t b = 0; b < 2; ++b)
     for (index_t q = 0; q < 3; ++q)
       for (index_t j = 0; j < 3; ++j) {
-        double want = 0;
-        for (index_t k = 0; k < 6; ++k)
-          want += double(dropped(Batch(b), Queries(q), KVPairs(k))) * double(values(Batch(b), KVPairs(k), ValueFeat(j)));
+        double const want = weighted_value<KVPairs>(dropped, values, Batch(b), Queries(q), ValueFeat(j));
         CHECK(trained(Batch(b), Queries(q), ValueFeat(j)) == Approx(want).margin(1e-5));
         differs = differs || std::abs(trained(Batch(b), Queries(q), ValueFeat(j)) - plain(Batch(b), Queries(q), ValueFeat(j))) > 1e-4;
       }

@@ -17,6 +17,8 @@
 #include <dimtensor/nn/attention.hpp>
 #include <dimtensor/nn/parameters.hpp>
 
+#include "unit/support/attention_reference.hpp"
+
 namespace multi_head_attention_test {
 
 DIMTENSOR_DIM(Batch);
@@ -32,6 +34,7 @@ using dt::index_t;
 using dt::nn::BatchHeads;
 using dt::nn::HeadFeat;
 using dt::nn::Heads;
+using test_support::tolerance;
 
 // weight(o, i) of a layer, whatever its input dim is called (In, or In' for a square layer).
 template <class Out, class Layer>
@@ -88,35 +91,23 @@ reference naive_mha(M const& m, QT const& queries, KT const& keys, VT const& val
     for (index_t i = 0; i < Q; ++i) {
       std::vector<double> concat(std::size_t(NH), 0.0);
       for (index_t h = 0; h < H; ++h) {
-        std::vector<double> s(static_cast<std::size_t>(K));
-        double mx = -INFINITY;
-        for (index_t k = 0; k < K; ++k) {
-          double dot = 0;
-          for (index_t j = 0; j < dh; ++j)
-            dot += pq[std::size_t(b)][std::size_t(i)][std::size_t(h * dh + j)] *
-                   pk[std::size_t(b)][std::size_t(k)][std::size_t(h * dh + j)];
-          s[std::size_t(k)] = k < len(b, i) ? dot / std::sqrt(double(dh)) : -1e6;
-          mx = std::max(mx, s[std::size_t(k)]);
-        }
-        double sum = 0;
-        for (auto& x : s) sum += (x = std::exp(x - mx));
-        for (index_t k = 0; k < K; ++k) {
-          s[std::size_t(k)] /= sum;
-          r.weights[std::size_t(((b * H + h) * Q + i) * K + k)] = s[std::size_t(k)];
-        }
-        for (index_t j = 0; j < dh; ++j)
-          for (index_t k = 0; k < K; ++k)
-            concat[std::size_t(h * dh + j)] += s[std::size_t(k)] * pv[std::size_t(b)][std::size_t(k)][std::size_t(h * dh + j)];
+        auto const row = test_support::attend_row(
+            K, dh, len(b, i),
+            [&](index_t k) {
+              double dot = 0;
+              for (index_t j = 0; j < dh; ++j)
+                dot += pq[std::size_t(b)][std::size_t(i)][std::size_t(h * dh + j)] *
+                       pk[std::size_t(b)][std::size_t(k)][std::size_t(h * dh + j)];
+              return dot / std::sqrt(double(dh));
+            },
+            [&](index_t k, index_t j) { return pv[std::size_t(b)][std::size_t(k)][std::size_t(h * dh + j)]; });
+        for (index_t k = 0; k < K; ++k) r.weights[std::size_t(((b * H + h) * Q + i) * K + k)] = row.weights[std::size_t(k)];
+        for (index_t j = 0; j < dh; ++j) concat[std::size_t(h * dh + j)] = row.output[std::size_t(j)];
       }
       auto const out = apply_naive<Hidden>(m.W_o, NH, [&](index_t c) { return concat[std::size_t(c)]; });
       r.output.insert(r.output.end(), out.begin(), out.end());
     }
   return r;
-}
-
-template <class T>
-double tolerance() {
-  return std::is_same_v<T, float> ? 2e-5 : 1e-12;
 }
 
 TEMPLATE_TEST_CASE("multi_head_attention: both forms against a naive implementation", "[nn][attention]", float,
