@@ -117,15 +117,24 @@ struct d2l_form_needs_batch_first {
 
 namespace nn::detail {
 
+/// The dims of the list @p Wanted that a shape @p Specs lacks, in Wanted's order.
+template <class Specs, class Wanted>
+using dims_lacking = boost::mp11::mp_remove_if_q<
+    Wanted, boost::mp11::mp_bind_front<boost::mp11::mp_contains, dimtensor::detail::tags_of<Specs>>>;
+
+/// The dims of the list @p Wanted that a shape @p Specs has, in Wanted's order.
+template <class Specs, class Wanted>
+using dims_having = boost::mp11::mp_copy_if_q<
+    Wanted, boost::mp11::mp_bind_front<boost::mp11::mp_contains, dimtensor::detail::tags_of<Specs>>>;
+
 /// Which check fails first for an attention operand @p X that must have
 /// every dim of @p Needed and none of @p Foreign: a diagnostic class, or void.
 template <class Call, class Operand, class X, class Needed, class Foreign>
 constexpr auto operand_diagnosis() {
   namespace mp = boost::mp11;
   using specs = typename X::specs;
-  using tags = dimtensor::detail::tags_of<specs>;
-  using missing = mp::mp_remove_if_q<Needed, mp::mp_bind_front<mp::mp_contains, tags>>;
-  using foreign = mp::mp_copy_if_q<Foreign, mp::mp_bind_front<mp::mp_contains, tags>>;
+  using missing = dims_lacking<specs, Needed>;
+  using foreign = dims_having<specs, Foreign>;
   if constexpr (!mp::mp_empty<missing>::value) {
     return std::type_identity<diagnostic::attention_operand_lacks_dim<Call, Operand, mp::mp_front<missing>, specs>>{};
   } else if constexpr (!mp::mp_empty<foreign>::value) {
@@ -168,8 +177,12 @@ class weights_store {
   /// Keeps @p weights, replacing what was kept.
   template <class Tensor>
   void set(Tensor weights) {
-    shape_ = dimtensor::detail::shape_string<typename Tensor::specs>(weights.extents());
     value_ = std::move(weights);
+    // The shape is spelled only when an error needs it, not on every call.
+    describe_ = [](std::any const& value) {
+      auto const& t = std::any_cast<Tensor const&>(value);
+      return dimtensor::detail::shape_string<typename Tensor::specs>(t.extents());
+    };
   }
 
   /// The kept weights as a Tensor; @p module names the module in errors.
@@ -181,7 +194,7 @@ class weights_store {
     }
     auto const* p = std::any_cast<Tensor>(&value_);
     if (p == nullptr) {
-      throw value_error(std::string(module) + ": the attention weights are " + shape_ + ", not [" +
+      throw value_error(std::string(module) + ": the attention weights are " + describe_(value_) + ", not [" +
                         joined_names<typename Tensor::specs>() + "]");
     }
     return *p;
@@ -205,7 +218,7 @@ class weights_store {
   }
 
   std::any value_;
-  std::string shape_;
+  std::string (*describe_)(std::any const&) = nullptr;
 };
 
 }  // namespace nn::detail

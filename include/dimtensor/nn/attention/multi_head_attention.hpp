@@ -43,17 +43,6 @@ namespace dimtensor::nn {
 
 namespace detail {
 
-/// permute<Ds...>(x) for the tags of a list (one definition for the attention modules).
-template <class Tags>
-struct permute_tags;
-template <template <class...> class List, class... Ds>
-struct permute_tags<List<Ds...>> {
-  template <class X>
-  static auto apply(X const& x) {
-    return dimtensor::permute<Ds...>(x);
-  }
-};
-
 /// The tags of L with Moved taken out and put back right after After.
 template <class L, class Moved, class After>
 using move_after = boost::mp11::mp_insert_c<
@@ -80,9 +69,8 @@ template <class Call, class X, class Needed, class Absent>
 constexpr auto reshape_diagnosis_of() {
   namespace mp = boost::mp11;
   using specs = typename X::specs;
-  using tags = dimtensor::detail::tags_of<specs>;
-  using missing = mp::mp_remove_if_q<Needed, mp::mp_bind_front<mp::mp_contains, tags>>;
-  using present = mp::mp_copy_if_q<Absent, mp::mp_bind_front<mp::mp_contains, tags>>;
+  using missing = dims_lacking<specs, Needed>;
+  using present = dims_having<specs, Absent>;
   if constexpr (!mp::mp_empty<missing>::value) {
     if constexpr (std::is_same_v<Call, call::transpose_output> && std::is_same_v<mp::mp_front<missing>, BatchHeads>) {
       return std::type_identity<diagnostic::transpose_output_of_unmerged<Call, BatchHeads, specs>>{};
@@ -139,7 +127,7 @@ auto transpose_qkv(X const& x, Count const& num_heads) {
   } else {
     auto const parts = split<Hidden, Heads, HeadFeat>(dimtensor::eval(x), num_heads);
     using split_tags = dimtensor::detail::tags_of<typename decltype(parts)::specs>;
-    auto const heads_after_batch = detail::permute_tags<detail::move_after<split_tags, Heads, Batch>>::apply(parts);
+    auto const heads_after_batch = detail::permute_to<detail::move_after<split_tags, Heads, Batch>>::apply(parts);
     return merge<Batch, Heads, BatchHeads>(heads_after_batch);
   }
 }
@@ -171,7 +159,7 @@ auto transpose_output(X const& x, Count const& heads) {
     auto const parts = split<BatchHeads, Batch, Heads>(t, Batch(merged / num_heads));
     using split_tags = dimtensor::detail::tags_of<typename decltype(parts)::specs>;
     auto const heads_before_feat =
-        detail::permute_tags<detail::move_before<split_tags, Heads, HeadFeat>>::apply(parts);
+        detail::permute_to<detail::move_before<split_tags, Heads, HeadFeat>>::apply(parts);
     return merge<Heads, HeadFeat, Hidden>(heads_before_feat);
   }
 }
