@@ -6,6 +6,10 @@
 //   additive        queries [4, 64, 32], keys [4, 64, 48], values [4, 64, 32], hidden 128
 //   multi_head      X = Y [16, 128, 512], 8 heads, 1-D valid_lens;
 //                   dimtensor: named form and d2l form (transpose_qkv)
+// Forward passes run without recording (autograd::no_grad, torch::NoGradGuard).
+// Training step (forward and backward, gradients of every weight and input):
+//   multi_head_train  queries X [16, 512, 512], keys = values Y [16, 512, 512],
+//                     8 heads of 64, 1-D valid_lens; backward of sum(out * G)
 // The ratios at the end are libtorch time / dimtensor time (ratio_reporter.hpp).
 
 #include <benchmark/benchmark.h>
@@ -106,6 +110,7 @@ struct dot_inputs {
 };
 
 void dimtensor_dot_product(benchmark::State& state) {
+  dt::autograd::no_grad const no_grad;
   auto& in = dot_inputs::get();
   for (auto _ : state) {
     auto const r = in.attention(in.q, in.k, in.v, in.lens);
@@ -145,6 +150,7 @@ struct additive_inputs {
 };
 
 void dimtensor_additive(benchmark::State& state) {
+  dt::autograd::no_grad const no_grad;
   auto& in = additive_inputs::get();
   for (auto _ : state) {
     auto const r = in.attention(in.q, in.k, in.v, in.lens);
@@ -184,6 +190,7 @@ struct multi_head_inputs {
 };
 
 void dimtensor_multi_head(benchmark::State& state) {
+  dt::autograd::no_grad const no_grad;
   auto& in = multi_head_inputs::get();
   for (auto _ : state) {
     auto const r = in.attention(in.x, in.y, in.y, in.lens);
@@ -192,12 +199,87 @@ void dimtensor_multi_head(benchmark::State& state) {
 }
 
 void dimtensor_multi_head_d2l_form(benchmark::State& state) {
+  dt::autograd::no_grad const no_grad;
   auto& in = multi_head_inputs::get();
   for (auto _ : state) {
     auto const r = in.attention.forward_d2l(in.x, in.y, in.y, in.lens);
     benchmark::DoNotOptimize(r.data());
   }
 }
+
+// ---------------------------------------------------------------------------
+// Multi-head attention, one training step: forward and backward.
+struct multi_head_train_inputs {
+  static constexpr dt::index_t batch = 16, length = 512, hidden = 512, heads = 8;
+  dt::generator gen{17};
+  dt::tensor<float, Batch, Queries, Hidden> x = dt::randn<float>(gen, Batch(batch), Queries(length), Hidden(hidden));
+  dt::tensor<float, Batch, KVPairs, Hidden> y = dt::randn<float>(gen, Batch(batch), KVPairs(length), Hidden(hidden));
+  dt::tensor<float, Batch, Queries, Hidden> g = dt::randn<float>(gen, Batch(batch), Queries(length), Hidden(hidden));
+  lens_t lens = random_lens(gen, batch, length);
+  dt::nn::multi_head_attention<Queries, KVPairs, Hidden> attention{
+      Hidden(hidden), Hidden(hidden), Hidden(hidden), Hidden(hidden), dt::nn::Heads(heads), 0.0, false, gen};
+#if DIMTENSOR_HAVE_LIBTORCH
+  torch::Tensor tx = to_torch(x).requires_grad_(), ty = to_torch(y).requires_grad_(), tg = to_torch(g),
+                tlens = to_torch(lens);
+  torch::Tensor w_q = to_torch(attention.W_q.weight).requires_grad_(),
+                w_k = to_torch(attention.W_k.weight).requires_grad_(),
+                w_v = to_torch(attention.W_v.weight).requires_grad_(),
+                w_o = to_torch(attention.W_o.weight).requires_grad_();
+
+  // d2l's MultiHeadAttention.forward, then backward of sum(out * G).
+  void step() {
+    for (auto* t : {&tx, &ty, &w_q, &w_k, &w_v, &w_o}) t->mutable_grad() = torch::Tensor();
+    auto const queries = transpose_qkv(torch::linear(tx, w_q), heads);
+    auto const keys = transpose_qkv(torch::linear(ty, w_k), heads);
+    auto const values = transpose_qkv(torch::linear(ty, w_v), heads);
+    auto const valid_lens = torch::repeat_interleave(tlens, heads, 0);
+    auto const output = dot_product_attention(queries, keys, values, valid_lens);
+    torch::linear(transpose_output(output, heads), w_o).backward(tg);
+  }
+#endif
+  multi_head_train_inputs() {
+    x.requires_grad_();
+    y.requires_grad_();
+  }
+  template <class Forward>
+  void step(Forward forward) {
+    x.zero_grad();
+    y.zero_grad();
+    attention.for_each_parameter([](auto const&, auto& p) { p.zero_grad(); });
+    auto const out = forward(*this);
+    out.backward(g);
+  }
+  static multi_head_train_inputs& get() {
+    static multi_head_train_inputs in;
+    return in;
+  }
+};
+
+void dimtensor_multi_head_train(benchmark::State& state) {
+  auto& in = multi_head_train_inputs::get();
+  for (auto _ : state) {
+    in.step([](auto& i) { return dt::eval(i.attention(i.x, i.y, i.y, i.lens)); });
+    benchmark::DoNotOptimize(in.x.grad().data());
+  }
+}
+
+void dimtensor_multi_head_train_d2l_form(benchmark::State& state) {
+  auto& in = multi_head_train_inputs::get();
+  for (auto _ : state) {
+    in.step([](auto& i) { return dt::eval(i.attention.forward_d2l(i.x, i.y, i.y, i.lens)); });
+    benchmark::DoNotOptimize(in.x.grad().data());
+  }
+}
+
+#if DIMTENSOR_HAVE_LIBTORCH
+void libtorch_multi_head_train(benchmark::State& state) {
+  auto& in = multi_head_train_inputs::get();
+  for (auto _ : state) {
+    in.step();
+    benchmark::DoNotOptimize(in.tx.grad().data_ptr());
+  }
+}
+#endif
 
 #if DIMTENSOR_HAVE_LIBTORCH
 void libtorch_dot_product(benchmark::State& state) {
@@ -247,11 +329,31 @@ bool results_agree() {
   auto const r_named = multi.attention(multi.x, multi.y, multi.y, multi.lens);
   auto const r_d2l = multi.attention.forward_d2l(multi.x, multi.y, multi.y, multi.lens);
   bool ok = dimtensor_bench::agrees("attention_bench: named vs d2l form", dt::max_abs_diff(r_named, r_d2l), 1e-5);
+  auto& train = multi_head_train_inputs::get();
+  train.step([](auto& i) { return dt::eval(i.attention(i.x, i.y, i.y, i.lens)); });
+  auto const grad_x = train.x.grad().clone();
+  auto const grad_w_q = train.attention.W_q.weight.grad().clone();
+  train.step([](auto& i) { return dt::eval(i.attention.forward_d2l(i.x, i.y, i.y, i.lens)); });
+  ok = dimtensor_bench::agrees("attention_bench: train, named vs d2l form: grad x",
+                               dt::max_abs_diff(grad_x, train.x.grad()), 1e-5) &&
+       dimtensor_bench::agrees("attention_bench: train, named vs d2l form: grad W_q",
+                               dt::max_abs_diff(grad_w_q, train.attention.W_q.weight.grad()), 1e-4) &&
+       ok;
 #if DIMTENSOR_HAVE_LIBTORCH
   torch::NoGradGuard no_grad;
   auto const t_dot = dot_product_attention(dot.tq, dot.tk, dot.tv, dot.tlens).contiguous();
   auto const t_add = additive.forward().contiguous();
   auto const t_multi = multi.forward().contiguous();
+  {
+    torch::AutoGradMode const grad_on(true);
+    train.step();
+  }
+  auto const t_grad_x = train.tx.grad().contiguous();
+  auto const t_grad_w_q = train.w_q.grad().contiguous();
+  ok = dimtensor_bench::agrees("attention_bench: train: grad x", largest_difference(grad_x, t_grad_x.data_ptr()), 1e-4) &&
+       dimtensor_bench::agrees("attention_bench: train: grad W_q",
+                               largest_difference(grad_w_q, t_grad_w_q.data_ptr()), 1e-3) &&
+       ok;
   ok = dimtensor_bench::agrees("attention_bench: dot_product", largest_difference(r_dot, t_dot.data_ptr()), 1e-4) &&
        dimtensor_bench::agrees("attention_bench: additive", largest_difference(r_add, t_add.data_ptr()), 1e-4) &&
        dimtensor_bench::agrees("attention_bench: multi_head", largest_difference(r_named, t_multi.data_ptr()), 1e-4) &&
@@ -267,10 +369,13 @@ int main(int argc, char** argv) {
   dimtensor_bench::register_timed("dimtensor/additive", dimtensor_additive);
   dimtensor_bench::register_timed("dimtensor/multi_head/named", dimtensor_multi_head);
   dimtensor_bench::register_timed("dimtensor/multi_head/d2l_form", dimtensor_multi_head_d2l_form);
+  dimtensor_bench::register_timed("dimtensor/multi_head_train/named", dimtensor_multi_head_train);
+  dimtensor_bench::register_timed("dimtensor/multi_head_train/d2l_form", dimtensor_multi_head_train_d2l_form);
 #if DIMTENSOR_HAVE_LIBTORCH
   dimtensor_bench::register_timed("libtorch/dot_product", libtorch_dot_product);
   dimtensor_bench::register_timed("libtorch/additive", libtorch_additive);
   dimtensor_bench::register_timed("libtorch/multi_head", libtorch_multi_head);
+  dimtensor_bench::register_timed("libtorch/multi_head_train", libtorch_multi_head_train);
 #endif
   return dimtensor_bench::run_main(argc, argv, results_agree);
 }

@@ -1,6 +1,8 @@
-// d2l, "Attention Pooling: Nadaraya-Watson Kernel Regression", the
-// non-parametric part: 50 noisy samples of f(x) = 2 sin(x) + x^0.8, and the
-// prediction at 50 test points as attention pooling with a Gaussian kernel.
+// d2l, "Attention Pooling: Nadaraya-Watson Kernel Regression": 50 noisy
+// samples of f(x) = 2 sin(x) + x^0.8, the prediction at 50 test points as
+// attention pooling with a Gaussian kernel, then the parametric pooling
+// (NWKernelRegression, nw_kernel_regression.hpp) trained with SGD as the
+// book trains it, printing `epoch N, loss L` for each of its 5 epochs.
 //
 // Run as `example_nadaraya_watson [output folder]` (default: the current
 // folder). It exits non-zero when a check fails:
@@ -9,7 +11,13 @@
 //   - every row of attention weights sums to 1;
 //   - the predictions track the truth: their mean absolute error is below
 //     0.8 times that of predicting the mean of y_train everywhere, and their
-//     correlation with the truth is above 0.8 (both printed).
+//     correlation with the truth is above 0.8 (both printed);
+//   - training: the leave-one-out keys are x_train without the query's own
+//     point; the loss of the last epoch is below that of the first, and w
+//     grows (the kernel narrows, the book's observation);
+//   - the trained predictions equal the kernel formula with the learned w,
+//     written out in double, and the trained attention weights are sharper
+//     (a larger mean row maximum) than the non-parametric ones.
 // The samples come from dimtensor's seeded generator, not PyTorch's, so the
 // numbers are not the book's; parity with d2l's code on the same data is
 // checked by the parity tests from exported data.
@@ -19,15 +27,22 @@
 #include <iomanip>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/nn/attention.hpp>
 #include <dimtensor/viz.hpp>
 
+#include "nw_kernel_regression.hpp"
+
 namespace dt = dimtensor;
 
 DIMTENSOR_DIM(Train);
 DIMTENSOR_DIM(Test);
+// The key-value pairs of the parametric model, and where leave_one_out gathers from.
+DIMTENSOR_DIM(Pairs);
+DIMTENSOR_DIM(Source);
+DIMTENSOR_DIM(Epoch);
 
 namespace {
 
@@ -38,6 +53,13 @@ void fail(std::string const& what) {
   ++failures;
 }
 
+// The mean over the queries of each row's largest weight: 1 / n for
+// uniform weights, 1 when each query sees a single key.
+template <class KV, class Weights>
+double mean_row_max(Weights const& weights) {
+  return dt::mean(dt::max<KV>(weights)).item();
+}
+
 // def f(x): return 2 * torch.sin(x) + x**0.8
 auto f(auto const& x) { return 2.0f * dt::sin(x) + dt::pow(x, 0.8f); }
 
@@ -45,9 +67,10 @@ auto f(auto const& x) { return 2.0f * dt::sin(x) + dt::pow(x, 0.8f); }
 //     d2l.plot(x_test, [y_truth, y_hat], 'x', 'y', legend=['Truth', 'Pred'],
 //              xlim=[0, 5], ylim=[-1, 5])
 //     d2l.plt.plot(x_train, y_train, 'o', alpha=0.5);
+template <class XTrain, class YTrain>
 void plot_kernel_reg(dt::tensor<float, Test> const& x_test, dt::tensor<float, Test> const& y_truth,
-                     dt::tensor<float, Test> const& y_hat, dt::tensor<float, Train> const& x_train,
-                     dt::tensor<float, Train> const& y_train, std::filesystem::path const& file) {
+                     dt::tensor<float, Test> const& y_hat, XTrain const& x_train, YTrain const& y_train,
+                     std::filesystem::path const& file) {
   namespace viz = dt::viz;
   viz::series pred = viz::series_of("Pred", x_test, y_hat, viz::series::style::dashed);
   pred.color = "#bf00bf";  // d2l.plot's second format, 'm--': magenta
@@ -141,6 +164,89 @@ int main(int argc, char** argv) {
   auto const heatmap_file = out_dir / "nadaraya_watson_attention_weights.png";
   dt::viz::show_heatmap(attention_weights, heatmap_file, options);
   std::cout << "wrote " << heatmap_file.string() << '\n';
+
+  // ---- Parametric attention pooling, trained -------------------------------
+  // X_tile = x_train.repeat((n_train, 1)); Y_tile likewise
+  // keys = X_tile[(1 - torch.eye(n_train)).type(torch.bool)].reshape((n_train, -1))
+  // values = Y_tile[(1 - torch.eye(n_train)).type(torch.bool)].reshape((n_train, -1))
+  auto const keys = nw::leave_one_out<Pairs, Source>(x_train);    // [Train, Pairs=49]
+  auto const values = nw::leave_one_out<Pairs, Source>(y_train);  // [Train, Pairs=49]
+  for (dt::index_t i = 0; i < x_train.size(); i += 7) {
+    for (dt::index_t j = 0; j < keys.extent<Pairs>(); ++j) {
+      if (keys(Train(i), Pairs(j)) != x_train(Train(j < i ? j : j + 1))) fail("leave-one-out keys are wrong");
+    }
+  }
+
+  // net = NWKernelRegression(); loss = nn.MSELoss(reduction='none')
+  // trainer = torch.optim.SGD(net.parameters(), lr=0.5)
+  nw::nw_kernel_regression<Pairs> net(dt::default_generator());
+  float const w_initial = net.w.item();
+  std::cout << "initial w: " << w_initial << '\n';
+  // print(f'epoch {epoch + 1}, loss {float(l.sum()):.6f}')
+  std::vector<float> const losses = nw::train(net, x_train, keys, values, y_train, 5, 0.5, [](int epoch, float loss) {
+    std::cout << "epoch " << epoch << ", loss " << std::fixed << std::setprecision(6) << loss << std::defaultfloat
+              << '\n';
+  });
+  float const w_trained = net.w.item();
+  std::cout << "trained w: " << w_trained << '\n';
+  if (!(losses.back() < losses.front())) {
+    fail("training did not lower the loss: " + std::to_string(losses.front()) + " -> " + std::to_string(losses.back()));
+  }
+  if (!(w_trained > w_initial)) fail("w did not grow: " + std::to_string(w_initial) + " -> " + std::to_string(w_trained));
+
+  // keys = x_train.repeat((n_test, 1)); values = y_train.repeat((n_test, 1))
+  // y_hat = net(x_test, keys, values).unsqueeze(1).detach()
+  auto const rows = dt::zeros<float>(Test(x_test.size()), Pairs(x_train.size()));
+  dt::tensor<float, Test, Pairs> const test_keys = rows + dt::rename<Train, Pairs>(x_train);
+  dt::tensor<float, Test, Pairs> const test_values = rows + dt::rename<Train, Pairs>(y_train);
+  dt::tensor<float, Test> y_hat_trained;
+  {
+    dt::autograd::no_grad const evaluating;
+    y_hat_trained = net(x_test, test_keys, test_values);
+  }
+  auto const& trained_weights = net.attention_weights<Test>();
+
+  // The same pooling with the learned w, written out in double.
+  double trained_diff = 0;
+  for (dt::index_t i = 0; i < x_test.size(); ++i) {
+    double numerator = 0;
+    double denominator = 0;
+    for (dt::index_t j = 0; j < x_train.size(); ++j) {
+      double const d = (double(x_test(Test(i))) - double(x_train(Train(j)))) * w_trained;
+      double const kernel = std::exp(-d * d / 2);
+      numerator += kernel * y_train(Train(j));
+      denominator += kernel;
+    }
+    // Rows whose kernels all underflow are 0/0 in double; float's softmax
+    // subtracts the maximum first, so only compare where double can.
+    if (denominator > 0) trained_diff = std::max(trained_diff, std::abs(numerator / denominator - y_hat_trained(Test(i))));
+  }
+  std::cout << "trained pooling, largest difference from a double-precision loop: " << trained_diff << '\n';
+  if (trained_diff > 1e-4) fail("the trained pooling differs from the kernel formula by " + std::to_string(trained_diff));
+
+  double const sharp_before = mean_row_max<Train>(attention_weights);
+  double const sharp_after = mean_row_max<Pairs>(trained_weights);
+  std::cout << "mean largest attention weight per query: " << sharp_before << " (w = 1), " << sharp_after
+            << " (trained w)\n";
+  if (!(sharp_after > sharp_before)) fail("the trained attention weights are not sharper");
+
+  // plot_kernel_reg(y_hat)
+  plot_kernel_reg(x_test, y_truth, y_hat_trained, x_train, y_train, out_dir / "nadaraya_watson_trained_regression.png");
+  // d2l.show_heatmaps(net.attention_weights.unsqueeze(0).unsqueeze(0),
+  //                   xlabel='Sorted training inputs', ylabel='Sorted testing inputs')
+  auto const trained_heatmap = out_dir / "nadaraya_watson_trained_attention_weights.png";
+  dt::viz::show_heatmap(trained_weights, trained_heatmap, options);
+  std::cout << "wrote " << trained_heatmap.string() << '\n';
+  // animator = d2l.Animator(xlabel='epoch', ylabel='loss', xlim=[1, 5])
+  dt::viz::plot_options curve;
+  curve.xlabel = "epoch";
+  curve.ylabel = "loss";
+  curve.xlim = {1.0, 5.0};
+  auto const epochs = dt::arange<float, Epoch>(1, 6, 1);
+  auto const loss_curve = dt::from_range<float>(losses, Epoch(static_cast<dt::index_t>(losses.size())));
+  auto const curve_file = out_dir / "nadaraya_watson_loss.png";
+  dt::viz::plot({dt::viz::series_of("", epochs, loss_curve)}, curve_file, curve);
+  std::cout << "wrote " << curve_file.string() << '\n';
 
   if (failures != 0) {
     std::cerr << "nadaraya_watson: " << failures << " check(s) failed\n";

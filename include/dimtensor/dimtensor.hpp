@@ -14,6 +14,9 @@
 #include <dimtensor/core/math.hpp>
 #include <dimtensor/core/tensor.hpp>
 
+#include <dimtensor/autograd/graph.hpp>
+#include <dimtensor/autograd/propagate.hpp>
+
 #include <dimtensor/backends/cpu/parallel.hpp>
 
 #include <dimtensor/ops/creation.hpp>
@@ -45,4 +48,11 @@
 #include <dimtensor/io/print.hpp>
 
 #include <dimtensor/nn/dropout.hpp>
+#include <dimtensor/nn/embedding.hpp>
+#include <dimtensor/nn/feed_forward.hpp>
+#include <dimtensor/nn/gru.hpp>
+#include <dimtensor/nn/layer_norm.hpp>
 #include <dimtensor/nn/linear.hpp>
+#include <dimtensor/nn/loss.hpp>
+
+#include <dimtensor/optim.hpp>

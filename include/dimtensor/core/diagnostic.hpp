@@ -62,6 +62,8 @@ struct contract {};
 struct tensor {};
 struct factory {};
 struct element_access {};
+struct requires_grad {};
+struct backward {};
 }  // namespace call
 
 /// The diagnoses.  Each is instantiated only when its check fails.
@@ -81,6 +83,14 @@ template <class D>
 constexpr void fire() noexcept {
   (void)D{};
 }
+
+/// Gradients were asked of a tensor of integers or bools.
+template <class Call, class T>
+struct not_differentiable {
+  static_assert(always_false<Call, T>,
+                "dimtensor: only float and double tensors have gradients (requires_grad_, backward, grad); "
+                "see not_differentiable<call, element type> above");
+};
 
 /// A position in a shape, counted from 0 at the left.
 template <std::size_t I>

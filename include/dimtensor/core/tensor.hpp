@@ -15,6 +15,7 @@
 #include <boost/mp11/algorithm.hpp>
 #include <boost/mp11/bind.hpp>
 
+#include <dimtensor/autograd/graph.hpp>
 #include <dimtensor/backends/cpu/assign.hpp>
 #include <dimtensor/backends/cpu/storage.hpp>
 #include <dimtensor/core/broadcast.hpp>
@@ -30,6 +31,19 @@ namespace dimtensor {
 
 template <class Backend, class T, class... Specs>
 class basic_tensor;
+
+namespace autograd {
+template <class X>
+bool any_requires_grad(X const& x);
+template <class X, class G>
+void accumulate(X const& x, G const& g);
+namespace detail {
+template <class Out, class E>
+void record_evaluation(Out& result, E const& e);
+template <class Out>
+void record_copy(std::string_view name, Out& result, Out const& x);
+}  // namespace detail
+}  // namespace autograd
 
 /// @brief A tensor on the CPU backend: `tensor<float, Batch, Queries, Hidden::fixed<8>>`.
 template <class T, class... Specs>
@@ -198,6 +212,7 @@ class basic_tensor {
       extents_type const ext = e.extents();
       *this = basic_tensor(uninitialized, ext);
       write(e);
+      autograd::detail::record_evaluation(*this, e);
     }
   }
 
@@ -290,6 +305,7 @@ class basic_tensor {
   basic_tensor clone() const {
     basic_tensor out(uninitialized, extents_);
     out.write(*this);
+    autograd::detail::record_copy("clone", out, *this);
     return out;
   }
 
@@ -306,6 +322,12 @@ class basic_tensor {
     if constexpr (!convertible_v<E>) {
       (void)check_convertible<E>();
     } else {
+      check_in_place("assign");
+      if (autograd::is_grad_enabled() && autograd::any_requires_grad(e)) {
+        throw value_error("assign: the value requires grad, and a write into an existing tensor " +
+                          detail::shape_string<specs>(extents_) +
+                          " is not recorded; use the value itself (auto y = …), or write under autograd::no_grad");
+      }
       extents_type const ext = e.extents();
       for (std::size_t i = 0; i < rank; ++i) {
         if (ext[i] != extents_[i]) {
@@ -334,6 +356,7 @@ class basic_tensor {
 
   /// Sets every element to @p v.
   basic_tensor& fill(T v) {
+    check_in_place("fill");
     if (is_contiguous()) {
       fill_value(v);
     } else {
@@ -343,6 +366,123 @@ class basic_tensor {
     }
     return *this;
   }
+
+  /// @name Gradients
+  /// A tensor that requires gradients records the operations that use it;
+  /// `backward()` on a result fills the gradients of the tensors it came
+  /// from.  A gradient is a tensor of exactly this tensor's type.
+  /// @{
+
+  /// Whether gradients flow to or through this tensor.
+  bool requires_grad() const noexcept { return grad_state_ && grad_state_->requires_grad; }
+
+  /// @brief Makes this tensor (a leaf: not the result of a recorded
+  /// operation) a variable whose gradient `backward()` fills.  Copies of the
+  /// handle share it; views and results do not.
+  basic_tensor& requires_grad_(bool on = true) {
+    if constexpr (!std::is_floating_point_v<T>) {
+      diagnostic::fire<diagnostic::not_differentiable<call::requires_grad, T>>();
+    } else if (grad_state_ && grad_state_->grad_fn) {
+      if (!on) {
+        throw value_error("requires_grad_(false): the tensor " + detail::shape_string<specs>(extents_) +
+                          " is the result of " + std::string(grad_state_->grad_fn->name()) +
+                          ", not a leaf; use detach() for a tensor outside the graph");
+      }
+    } else {
+      if (!grad_state_) grad_state_ = std::make_shared<autograd::tensor_state>();
+      grad_state_->requires_grad = on;
+    }
+    return *this;
+  }
+
+  /// Whether this tensor is a leaf (not the result of a recorded operation).
+  bool is_leaf() const noexcept { return !grad_state_ || !grad_state_->grad_fn; }
+
+  /// Whether a gradient is stored.
+  bool has_grad() const noexcept { return grad_state_ && grad_state_->grad; }
+
+  /// @brief The gradient (a handle sharing its elements); `value_error`
+  /// when there is none, saying why.
+  basic_tensor grad() const {
+    if (!has_grad()) {
+      std::string const why = !requires_grad() ? "it does not require grad (call requires_grad_())"
+                              : is_leaf()      ? "backward() has not reached it, or zero_grad() cleared it"
+                                               : "it is the result of an operation (call retain_grad() before backward())";
+      throw value_error("grad: the tensor " + detail::shape_string<specs>(extents_) + " has no gradient: " + why);
+    }
+    if (grad_state_->grad_type != &autograd::type_tag<basic_tensor>) {
+      throw value_error("grad: the stored gradient has another type than the tensor (a backward rule is wrong)");
+    }
+    return *static_cast<basic_tensor const*>(grad_state_->grad.get());
+  }
+
+  /// Drops the gradient (PyTorch's `zero_grad(set_to_none=True)`).
+  void zero_grad() noexcept {
+    if (grad_state_) grad_state_->grad.reset();
+  }
+
+  /// Keeps this result's gradient after `backward()` (the last pass's).
+  basic_tensor& retain_grad() {
+    if (!requires_grad()) {
+      throw value_error("retain_grad: the tensor " + detail::shape_string<specs>(extents_) + " does not require grad");
+    }
+    grad_state_->retains_grad = true;
+    return *this;
+  }
+
+  /// The same elements, outside the graph (no gradient flows through it).
+  basic_tensor detach() const { return basic_tensor(storage_, data_, extents_, strides_); }
+
+  /// @brief Fills the gradients of the leaves this one-element result came
+  /// from (d this / d leaf).  A result of more elements needs the gradient
+  /// of something with respect to it: `backward(gradient)`.
+  void backward() const {
+    if constexpr (!std::is_floating_point_v<T>) {
+      diagnostic::fire<diagnostic::not_differentiable<call::backward, T>>();
+    } else {
+      if (size() != 1) {
+        throw value_error("backward: the tensor " + detail::shape_string<specs>(extents_) + " has " +
+                          std::to_string(size()) +
+                          " elements; backward() without a gradient needs a single element (a loss); pass the "
+                          "gradient of the loss with respect to this tensor: backward(gradient)");
+      }
+      basic_tensor seed(uninitialized, extents_);
+      seed.fill_value(T(1));
+      backward(seed);
+    }
+  }
+
+  /// @brief Back-propagates @p gradient, the gradient of some scalar with
+  /// respect to this tensor (same dims and extents).
+  void backward(basic_tensor const& gradient) const {
+    if constexpr (!std::is_floating_point_v<T>) {
+      diagnostic::fire<diagnostic::not_differentiable<call::backward, T>>();
+    } else {
+      if (!requires_grad()) {
+        throw value_error("backward: the tensor " + detail::shape_string<specs>(extents_) +
+                          " does not require grad: none of the tensors it was computed from requires grad, or it "
+                          "was computed under autograd::no_grad");
+      }
+      for (std::size_t i = 0; i < rank; ++i) {
+        if (gradient.extents()[i] != extents_[i]) {
+          detail::throw_extent_mismatch("backward", detail::names_of<specs>::value[i], extents_[i],
+                                        gradient.extents()[i], "tensor", "gradient");
+        }
+      }
+      autograd::detail::run_backward(grad_state_.get(), [&] { autograd::accumulate(*this, gradient); });
+    }
+  }
+
+  /// The autograd state (for operations and the engine).
+  std::shared_ptr<autograd::tensor_state> const& grad_state() const noexcept { return grad_state_; }
+
+  /// Marks this fresh result as made by the recorded node @p n (for operations).
+  void attach_grad_fn(std::shared_ptr<autograd::node> n) {
+    grad_state_ = std::make_shared<autograd::tensor_state>();
+    grad_state_->requires_grad = true;
+    grad_state_->grad_fn = std::move(n);
+  }
+  /// @}
 
   /// Whether this tensor's elements live in @p storage (aliasing checks).
   /// Tensors without storage (views of outside memory) answer yes, to stay safe.
@@ -412,6 +552,14 @@ class basic_tensor {
     data_ = storage_->data();
   }
 
+  void check_in_place(std::string_view op) const {
+    if (autograd::is_grad_enabled() && requires_grad()) {
+      throw value_error(std::string(op) + ": an in-place write into the tensor " +
+                        detail::shape_string<specs>(extents_) +
+                        ", which requires grad; write under autograd::no_grad (as optimizers do)");
+    }
+  }
+
   void fill_value(T v) {
     if (data_ == nullptr) return;
     index_t const n = size();
@@ -446,6 +594,7 @@ class basic_tensor {
   T* data_ = nullptr;
   extents_type extents_{};
   extents_type strides_{};
+  std::shared_ptr<autograd::tensor_state> grad_state_;
 };
 
 /// Whether T is a basic_tensor.
@@ -478,3 +627,5 @@ auto eval(E const& e) {
 inline ill_formed eval(ill_formed) { return {}; }
 
 }  // namespace dimtensor
+
+#include <dimtensor/autograd/propagate.hpp>

@@ -71,7 +71,8 @@ class dropout {
 
   /// @brief @p x unchanged in eval mode or when p == 0, else
   /// x · mask / (1 - p) with a bernoulli(1 - p) keep-mask of x's dims;
-  /// evaluated as a tensor of x's type.
+  /// evaluated as a tensor of x's type.  Differentiable: the gradient is
+  /// g · mask / (1 - p) (the same mask), and g itself in eval mode.
   template <class X>
     requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
   auto operator()(X const& x) {

@@ -12,6 +12,7 @@
 
 #include <boost/mp11/algorithm.hpp>
 #include <cmath>
+#include <dimtensor/autograd/graph.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
@@ -94,7 +95,10 @@ constexpr auto linear_diagnosis() {
 ///
 /// `weight` has PyTorch's layout [Out, In]; `bias` is [Out] (zeros, and
 /// unused, when built without one).  Both start as PyTorch initializes them:
-/// uniform in [-1/√in, 1/√in).
+/// uniform in [-1/√in, 1/√in), and require gradients (PyTorch's
+/// `nn.Parameter`): `backward()` fills `weight.grad()` and `bias.grad()`;
+/// write into them only under `autograd::no_grad` (optimizers and
+/// `load_parameters` do).
 /// A square layer, `linear<Hidden, Hidden>` (d2l's `W_o`), maps Hidden to
 /// Hidden; its weight names its input dim `prime<Hidden>` (printed
 /// `Hidden'`), since a shape may not name a dim twice.
@@ -127,9 +131,15 @@ class linear {
                         std::to_string(out.value));
     }
     double const bound = 1.0 / std::sqrt(static_cast<double>(in.value));
-    weight = uniform<T>(gen, -bound, bound, out, weight_in(in.value));
-    bias = has_bias_ ? bias_type(uniform<T>(gen, -bound, bound, out))
-                     : bias_type(typename bias_type::extents_type{out.value});
+    {
+      autograd::no_grad const drawing;
+      weight = uniform<T>(gen, -bound, bound, out, weight_in(in.value));
+      bias = has_bias_ ? bias_type(uniform<T>(gen, -bound, bound, out))
+                       : bias_type(typename bias_type::extents_type{out.value});
+    }
+    // Parameters are variables from the start, as PyTorch's nn.Parameter.
+    weight.requires_grad_();
+    if (has_bias_) bias.requires_grad_();
   }
   /// As above, drawing from `default_generator()`.
   linear(In in, Out out, bool with_bias = true) : linear(in, out, with_bias, default_generator()) {}
@@ -150,7 +160,10 @@ class linear {
   /// `linear_output_dim_present`, `element_types_differ` name the module's
   /// dims); In's extent must be in_features() (`shape_error` naming
   /// "linear", In and both sizes).  When In is not x's last dim the result
-  /// is a permuted view of a fresh tensor.
+  /// is a permuted view of a fresh tensor.  Differentiable: the product's
+  /// gradients go through the same GEMM as the forward pass (see
+  /// `contract`), the bias's gradient is the sum of the output's gradient
+  /// over every dim but Out.
   template <class X>
     requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
   auto operator()(X const& x) const {

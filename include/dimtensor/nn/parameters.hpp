@@ -7,7 +7,9 @@
 /// A module takes part by having `for_each_parameter(f, prefix)`, calling
 /// `f(key, tensor)` for each parameter (`nn::linear` does, and the
 /// attention modules pass their layers' calls on with prefixes such as
-/// "W_q.").  That one member is the whole protocol.
+/// "W_q.").  That one member is the whole protocol: `zero_grad(module)`
+/// and the optimizers visit the same keys, and a parameter's gradient is
+/// `parameter.grad()`, of exactly the parameter's type.
 ///
 /// @code
 /// dt::nn::multi_head_attention<Queries, KVPairs, Hidden> attention(...);
@@ -23,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include <dimtensor/autograd/graph.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/io/npy.hpp>
@@ -64,6 +67,14 @@ void check_loaded_shape(std::string const& key, std::filesystem::path const& fro
 }
 
 }  // namespace detail
+
+/// @brief Drops the gradient of every parameter of @p module (PyTorch's
+/// `module.zero_grad()`, which sets them to None): the next `backward()`
+/// starts them afresh instead of adding to them.
+template <Module M>
+void zero_grad(M& module) {
+  module.for_each_parameter([](std::string const&, auto& parameter) { parameter.zero_grad(); }, "");
+}
 
 /// @brief Loads every parameter of @p module from @p source: a folder
 /// holding `<key>.npy` per parameter (as `torch.save`d with numpy, e.g.
@@ -120,6 +131,9 @@ void load_parameters(M& module, std::filesystem::path const& source) {
       throw io_error("load_parameters: " + source.string() + " has tensors the module does not: " + unexpected);
     }
   }
+  // The parameters require gradients: writing into them is not an
+  // operation to record (as PyTorch's load_state_dict, under no_grad).
+  autograd::no_grad const loading;
   for (auto& commit : commits) commit();
 }
 

@@ -121,6 +121,8 @@ constexpr auto bmm_diagnosis() {
 ///
 /// Operands may be any expressions: transposed and sliced views are read in
 /// place, lazy ones are evaluated first (see `contract_operand`).
+/// Differentiable, as `torch.bmm`: a's gradient is g · bᵀ, b's is aᵀ · g,
+/// each one batched product (those of `contract<J>`).
 template <class A, class B>
   requires detail::ContractArg<A> && detail::ContractArg<B>
 auto bmm(A const& a, B const& b) {

@@ -188,7 +188,8 @@ constexpr auto concat_diagnosis() {
 /// Every operand must have the same dims in the same order and the same
 /// element type.  D's extent in the result is the sum, static when every
 /// operand's is; the other dims keep any static extent.  Copies into a new
-/// contiguous tensor; expressions are evaluated first.  Dims that differ
+/// contiguous tensor; expressions are evaluated first.  Each operand's
+/// gradient is its range of the result's.  Dims that differ
 /// (`dims_differ`, naming the operand and the first differing position),
 /// element types that differ (`element_types_differ`), D not a dim
 /// (`not_a_dimension_of`) or static extents that disagree
@@ -208,7 +209,8 @@ auto concat(X0 const& x0, Xs const&... xs) {
     constexpr std::size_t pos = detail::index_of_v<D, L0>;
     constexpr std::size_t r = X0::rank;
     using ex = detail::concat_extents<pos, L0, typename Xs::specs...>;
-    using out_t = tensor_with_dims<B, typename X0::value_type, typename ex::type>;
+    using T = typename X0::value_type;
+    using out_t = tensor_with_dims<B, T, typename ex::type>;
     auto const parts = std::tuple{eval(x0), eval(xs)...};
     auto ext = std::get<0>(parts).extents();
     ext[pos] = 0;
@@ -240,6 +242,24 @@ auto concat(X0 const& x0, Xs const&... xs) {
              ...);
           },
           parts);
+    }
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::apply([](auto const&... p) { return autograd::should_record(p...); }, parts)) {
+        auto rule = [parts](out_t const& g) {
+          // Each operand's gradient is its range of g along D, as a view.
+          index_t offset = 0;
+          auto hand_back = [&](auto const& p) {
+            using part_t = std::remove_cvref_t<decltype(p)>;
+            if (p.requires_grad()) {
+              T* const at = p.size() > 0 ? g.data() + offset * g.strides()[pos] : g.data();
+              autograd::propagate(p, part_t(g.storage(), at, p.extents(), g.strides()));
+            }
+            offset += p.extents()[pos];
+          };
+          std::apply([&](auto const&... p) { (hand_back(p), ...); }, parts);
+        };
+        std::apply([&](auto const&... p) { autograd::record("concat", out, std::move(rule), p...); }, parts);
+      }
     }
     return out;
   }

@@ -18,6 +18,14 @@
 /// the operand copied into that order.  The kernel takes transposed layouts
 /// as they are (BLAS Trans), and the result is written in place when its
 /// layout allows, else permuted into it.
+///
+/// Gradients: a contraction's gradient is a contraction.  With g the
+/// result's gradient, a's is g · b summed over b's free dims and b's is
+/// a · g summed over a's free dims (batch dims stay batch dims), so both go
+/// through the same lowering and the same threaded GEMM, written directly
+/// in the operand's own dim order.  A weight without batch dims
+/// (`contract<In>(x [Batch, Queries, In], w [Out, In])`) gets its gradient
+/// summed over Batch and Queries inside that one product.
 
 #include <array>
 #include <cstddef>
@@ -207,8 +215,112 @@ struct matrix_operand {
   }
 };
 
+/// @brief The batched matrix product C = A · B over strided layouts whose
+/// dims are grouped by position: A's matrices are its @p a_rows × @p a_k
+/// dims, B's its @p b_k × @p b_cols dims, C's its @p c_rows × @p c_cols
+/// dims, and the @p a_batch, @p b_batch, @p c_batch dims (in the same order
+/// of tags on every side) index the batch.  Each list of positions is a
+/// permutation of its layout's dims.
+///
+/// One call of the backend's threaded GEMM: a group of dims is read with
+/// one stride where the layout allows (a transposed or sliced view is read
+/// in place), else the operand is copied into the group order; C is written
+/// in place when its groups merge, else computed contiguously and permuted
+/// into it.  The forward contraction and both of its gradients use it.
+template <class Backend, class T, std::size_t RA, std::size_t RB, std::size_t RC, std::size_t NB, std::size_t NM,
+          std::size_t NK, std::size_t NN, std::size_t NB2, std::size_t NK2, std::size_t NB3, std::size_t NM3,
+          std::size_t NN3>
+void batched_product(T const* a, std::array<index_t, RA> const& ea, std::array<index_t, RA> const& sa,
+                     std::array<std::size_t, NB> const& a_batch, std::array<std::size_t, NM> const& a_rows,
+                     std::array<std::size_t, NK> const& a_k, T const* b, std::array<index_t, RB> const& eb,
+                     std::array<index_t, RB> const& sb, std::array<std::size_t, NB2> const& b_batch,
+                     std::array<std::size_t, NK2> const& b_k, std::array<std::size_t, NN> const& b_cols, T* c,
+                     std::array<index_t, RC> const& ec, std::array<index_t, RC> const& sc,
+                     std::array<std::size_t, NB3> const& c_batch, std::array<std::size_t, NM3> const& c_rows,
+                     std::array<std::size_t, NN3> const& c_cols) {
+  static_assert(NB == NB2 && NB == NB3 && NK == NK2 && NM == NM3 && NN == NN3);
+  static_assert(NB + NM + NK == RA && NB + NK + NN == RB && NB + NM + NN == RC);
+  matrix_operand<Backend, T, RA, NB, NM, NK> const ma(a, ea, sa, a_batch, a_rows, a_k);
+  matrix_operand<Backend, T, RB, NB, NK, NN> const mb(b, eb, sb, b_batch, b_k, b_cols);
+
+  index_t const batch = merge_dims(c_batch, ec, sc).extent;
+  index_t const m = merge_dims(c_rows, ec, sc).extent;
+  index_t const n = merge_dims(c_cols, ec, sc).extent;
+  index_t const k = merge_dims(a_k, ea, sa).extent;
+  if (batch * m * n == 0) return;
+
+  dim_group const cb = merge_dims(c_batch, ec, sc);
+  dim_group const cr = merge_dims(c_rows, ec, sc);
+  dim_group const cc = merge_dims(c_cols, ec, sc);
+  if (cb.ok && cr.ok && cc.ok) {
+    backend_gemm_batched(Backend{}, batch, m, n, k, ma.view, mb.view,
+                         backends::cpu::strided_matrix<T>{c, cb.stride, cr.stride, cc.stride});
+    return;
+  }
+  // C's order interleaves batch and free dims so that they cannot be
+  // written with one stride each: compute [batch…, rows…, cols…]
+  // contiguously, then permute it into C's order.
+  typename Backend::template storage<T> tmp(batch * m * n);
+  backend_gemm_batched(Backend{}, batch, m, n, k, ma.view, mb.view,
+                       backends::cpu::strided_matrix<T>{tmp.data(), m * n, n, 1});
+  constexpr std::size_t rc = RC;
+  auto const order = concat_positions(c_batch, c_rows, c_cols);
+  std::array<index_t, rc> ordered_ext{};
+  for (std::size_t i = 0; i < rc; ++i) ordered_ext[i] = ec[order[i]];
+  auto const tmp_str = row_major_strides(ordered_ext);
+  std::array<index_t, rc> src_str{};  // tmp's strides, by C's dims
+  for (std::size_t i = 0; i < rc; ++i) src_str[order[i]] = tmp_str[i];
+  backend_strided_copy(Backend{}, c, sc, static_cast<T const*>(tmp.data()), src_str, ec);
+}
+
+/// @brief The gradient of a = [batch…, free_a…, D] in contract<D>(a, b)
+/// from the result's gradient @p g: Σ over b's free dims of g · b, itself a
+/// contraction (over b's free dims; none makes it an outer product), as a
+/// fresh tensor of a's type.
+template <class D, class TA, class TB, class G>
+TA contract_gradient_left(TA const& a, TB const& b, G const& g) {
+  using plan = contraction_plan<D, typename TA::specs, typename TB::specs>;
+  using LA = typename TA::specs;
+  using LB = typename TB::specs;
+  using LR = typename G::specs;
+  TA da(uninitialized, a.extents());
+  if (da.size() == 0) return da;
+  batched_product<typename TA::backend>(
+      g.data(), g.extents(), g.strides(), positions_in<LR, typename plan::batch>::value,
+      positions_in<LR, typename plan::free_a>::value, positions_in<LR, typename plan::free_b>::value, b.data(),
+      b.extents(), b.strides(), positions_in<LB, typename plan::batch>::value,
+      positions_in<LB, typename plan::free_b>::value, std::array<std::size_t, 1>{index_of_v<D, LB>}, da.data(),
+      da.extents(), da.strides(), positions_in<LA, typename plan::batch>::value,
+      positions_in<LA, typename plan::free_a>::value, std::array<std::size_t, 1>{index_of_v<D, LA>});
+  return da;
+}
+
+/// @brief The gradient of b = [batch…, D, free_b…] in contract<D>(a, b)
+/// from the result's gradient @p g: Σ over a's free dims of a · g, as a
+/// fresh tensor of b's type.
+template <class D, class TA, class TB, class G>
+TB contract_gradient_right(TA const& a, TB const& b, G const& g) {
+  using plan = contraction_plan<D, typename TA::specs, typename TB::specs>;
+  using LA = typename TA::specs;
+  using LB = typename TB::specs;
+  using LR = typename G::specs;
+  TB db(uninitialized, b.extents());
+  if (db.size() == 0) return db;
+  batched_product<typename TB::backend>(
+      a.data(), a.extents(), a.strides(), positions_in<LA, typename plan::batch>::value,
+      std::array<std::size_t, 1>{index_of_v<D, LA>}, positions_in<LA, typename plan::free_a>::value, g.data(),
+      g.extents(), g.strides(), positions_in<LR, typename plan::batch>::value,
+      positions_in<LR, typename plan::free_a>::value, positions_in<LR, typename plan::free_b>::value, db.data(),
+      db.extents(), db.strides(), positions_in<LB, typename plan::batch>::value,
+      std::array<std::size_t, 1>{index_of_v<D, LB>}, positions_in<LB, typename plan::free_b>::value);
+  return db;
+}
+
 /// Contracts two tensors over D (checked at compile time already): checks
-/// the shared extents at run time, then one batched matrix product.
+/// the shared extents at run time, then one batched matrix product.  When
+/// an operand requires gradients, records the rule: each operand's
+/// gradient is the contraction of the result's gradient with the other
+/// operand (the same GEMM path).
 template <class D, class TA, class TB>
 auto contract_tensors(std::string_view name, TA const& a, TB const& b) {
   using Backend = typename TA::backend;
@@ -218,9 +330,6 @@ auto contract_tensors(std::string_view name, TA const& a, TB const& b) {
   using plan = contraction_plan<D, LA, LB>;
   using result_type = tensor_with_dims<Backend, T, typename plan::result>;
   using LR = typename plan::result;
-  constexpr std::size_t RA = TA::rank;
-  constexpr std::size_t RB = TB::rank;
-  constexpr std::size_t RR = result_type::rank;
 
   auto const& ea = a.extents();
   auto const& eb = b.extents();
@@ -243,50 +352,28 @@ auto contract_tensors(std::string_view name, TA const& a, TB const& b) {
     for (std::size_t i = 0; i < from_b.size(); ++i) ext[from_a.size() + i] = eb[from_b[i]];
   }
   result_type out(uninitialized, ext);
-  if (out.size() == 0) return out;
-
-  constexpr auto a_batch = positions_in<LA, typename plan::batch>::value;
-  constexpr auto a_free = positions_in<LA, typename plan::free_a>::value;
-  constexpr std::array<std::size_t, 1> a_d{index_of_v<D, LA>};
-  constexpr auto b_batch = positions_in<LB, typename plan::batch>::value;
-  constexpr auto b_free = positions_in<LB, typename plan::free_b>::value;
-  constexpr std::array<std::size_t, 1> b_d{index_of_v<D, LB>};
-  constexpr auto c_batch = positions_in<LR, typename plan::batch>::value;
-  constexpr auto c_rows = positions_in<LR, typename plan::free_a>::value;
-  constexpr auto c_cols = positions_in<LR, typename plan::free_b>::value;
-
-  matrix_operand<Backend, T, RA, a_batch.size(), a_free.size(), 1> const ma(a.data(), ea, a.strides(), a_batch,
-                                                                            a_free, a_d);
-  matrix_operand<Backend, T, RB, b_batch.size(), 1, b_free.size()> const mb(b.data(), eb, b.strides(), b_batch, b_d,
-                                                                            b_free);
-
-  index_t const batch = merge_dims(a_batch, ea, a.strides()).extent;
-  index_t const m = merge_dims(a_free, ea, a.strides()).extent;
-  index_t const n = merge_dims(b_free, eb, b.strides()).extent;
-  index_t const k = ea[a_d[0]];
-
-  auto const& str = out.strides();
-  dim_group const cb = merge_dims(c_batch, ext, str);
-  dim_group const cr = merge_dims(c_rows, ext, str);
-  dim_group const cc = merge_dims(c_cols, ext, str);
-  if (cb.ok && cr.ok && cc.ok) {
-    backend_gemm_batched(Backend{}, batch, m, n, k, ma.view, mb.view,
-                         backends::cpu::strided_matrix<T>{out.data(), cb.stride, cr.stride, cc.stride});
-    return out;
+  if (out.size() != 0) {
+    batched_product<Backend>(a.data(), ea, a.strides(), positions_in<LA, typename plan::batch>::value,
+                             positions_in<LA, typename plan::free_a>::value,
+                             std::array<std::size_t, 1>{index_of_v<D, LA>}, b.data(), eb, b.strides(),
+                             positions_in<LB, typename plan::batch>::value,
+                             std::array<std::size_t, 1>{index_of_v<D, LB>},
+                             positions_in<LB, typename plan::free_b>::value, out.data(), ext, out.strides(),
+                             positions_in<LR, typename plan::batch>::value,
+                             positions_in<LR, typename plan::free_a>::value,
+                             positions_in<LR, typename plan::free_b>::value);
   }
-  // The result's order interleaves batch and free dims so that they cannot
-  // be written with one stride each: compute [batch…, free_a…, free_b…]
-  // contiguously, then permute it into the result's order.
-  typename Backend::template storage<T> tmp(out.size());
-  backend_gemm_batched(Backend{}, batch, m, n, k, ma.view, mb.view,
-                       backends::cpu::strided_matrix<T>{tmp.data(), m * n, n, 1});
-  constexpr auto order = concat_positions(c_batch, c_rows, c_cols);
-  std::array<index_t, RR> ordered_ext{};
-  for (std::size_t i = 0; i < RR; ++i) ordered_ext[i] = ext[order[i]];
-  auto const tmp_str = row_major_strides(ordered_ext);
-  std::array<index_t, RR> src_str{};  // tmp's strides, by the result's dims
-  for (std::size_t i = 0; i < RR; ++i) src_str[order[i]] = tmp_str[i];
-  backend_strided_copy(Backend{}, out.data(), str, static_cast<T const*>(tmp.data()), src_str, ext);
+  if constexpr (std::is_floating_point_v<T>) {
+    if (autograd::should_record(a, b)) {
+      autograd::record(
+          name, out,
+          [a, b](result_type const& g) {
+            if (a.requires_grad()) autograd::propagate(a, contract_gradient_left<D>(a, b, g));
+            if (b.requires_grad()) autograd::propagate(b, contract_gradient_right<D>(a, b, g));
+          },
+          a, b);
+    }
+  }
   return out;
 }
 
@@ -362,7 +449,8 @@ auto contract_operands(std::string_view name, A const& a, B const& b) {
 ///
 /// Operands may be any expressions (lazy ones are evaluated first, see
 /// `contract_operand`) of the same element type (`element_types_differ`
-/// otherwise).  The result is a fresh contiguous tensor.
+/// otherwise).  The result is a fresh contiguous tensor.  Differentiable in
+/// both operands (float and double): see the file's notes on gradients.
 template <class D, class A, class B>
   requires detail::ContractArg<A> && detail::ContractArg<B>
 auto contract(A const& a, B const& b) {

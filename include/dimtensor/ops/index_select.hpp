@@ -76,7 +76,9 @@ constexpr auto index_select_diagnosis() {
 ///
 /// The indices are a tensor (or expression) of std::int32_t or std::int64_t
 /// with any dims.  Copies into a new contiguous tensor; expressions are
-/// evaluated first.  Float indices (`indices_not_integer`), D not a dim of x
+/// evaluated first.  x's gradient adds up, at each index, the gradients
+/// of the entries that picked it (a repeated index gets the sum); the
+/// indices get none.  Float indices (`indices_not_integer`), D not a dim of x
 /// (`not_a_dimension_of`) or an index dim that x also has
 /// (`duplicate_dimension`) are compile errors; an index outside
 /// [0, extent(D)) is a `value_error` naming it, D and the extent.
@@ -118,6 +120,18 @@ auto index_select(X const& x, Ix const& indices) {
     }
     out_t out(uninitialized, ext);
     backend_gather(B{}, out.data(), t.data(), outer, extent, inner, idx.data(), count);
+    if constexpr (std::is_floating_point_v<typename X::value_type>) {
+      if (autograd::should_record(t)) {
+        using in_t = std::remove_const_t<decltype(t)>;
+        autograd::record("index_select", out, [t, idx, outer, inner](out_t const& g) {
+          // Zeros of x's extents, each selected index adding its entries of g.
+          in_t dx(t.extents());
+          auto const gc = g.contiguous();
+          backend_index_add(B{}, dx.data(), gc.data(), outer, t.extents()[pos], inner, idx.data(), idx.size());
+          autograd::propagate(t, dx);
+        }, t);
+      }
+    }
     return out;
   }
 }

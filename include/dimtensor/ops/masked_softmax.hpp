@@ -20,6 +20,9 @@
 /// throws `value_error` naming the value, its position and the extent
 /// (d2l would silently mask everything or nothing).
 ///
+/// Differentiable as d2l's is in PyTorch: the scores get softmax's gradient,
+/// except the masked ones, which get 0 (they were overwritten).
+///
 /// Without valid lengths (d2l's `valid_lens=None`) it is plain softmax:
 /// write `masked_softmax<D>(scores)` or `masked_softmax<D>(scores, std::nullopt)`;
 /// a `std::optional` of a lengths tensor chooses at run time.
@@ -83,6 +86,18 @@ auto masked_softmax(E const& scores, L const& valid_lens) {
     detail::split_extents const s = detail::split_around<detail::index_of_v<D, typename E::specs>>(in.extents());
     backend_masked_softmax(typename E::backend{}, in.data(), out.data(), s.outer, s.n, s.inner, lens.data(), repeat,
                            static_cast<T>(masked_softmax_fill));
+    if (autograd::should_record(in)) {
+      autograd::record("masked_softmax", out, [in, lens, y = out.detach(), s, repeat](out_t const& g) {
+        // Softmax's rule on the result; the masked scores were replaced by a
+        // constant, so they get 0 (also in a row of valid length 0, whose
+        // result is uniform).
+        auto const gc = g.contiguous();
+        out_t dx(uninitialized, y.extents());
+        backend_masked_softmax_backward(typename E::backend{}, y.data(), gc.data(), dx.data(), s.outer, s.n, s.inner,
+                                        lens.data(), repeat);
+        autograd::propagate(in, dx);
+      }, in);
+    }
     return out;
   }
 }

@@ -83,7 +83,8 @@ inline index_t merge_stride(index_t ea, index_t sa, index_t eb, index_t sb) {
 ///
 /// A view when stride(A) = stride(B)·extent(B) (x row-major, for example);
 /// otherwise x is copied to a contiguous tensor first.  An expression is
-/// evaluated first.  A or B not dims of x (`not_a_dimension_of`), A the same
+/// evaluated first.  The gradient goes back split into A and B, through
+/// the copy when there is one.  A or B not dims of x (`not_a_dimension_of`), A the same
 /// as B (`named_twice`), B not right after A (`not_adjacent`) or To another
 /// dim of x (`already_a_dimension_of`) is a compile error.
 template <class A, class B, class To, class X>
@@ -115,8 +116,32 @@ auto merge(X const& x) {
     }
     ext[pos] = t.extents()[pos] * t.extents()[pos + 1];
     str[pos] = stride;
-    return tensor_with_dims<typename X::backend, typename X::value_type, typename shape::type>(t.storage(), t.data(),
-                                                                                             ext, str);
+    using out_t = tensor_with_dims<typename X::backend, typename X::value_type, typename shape::type>;
+    out_t out(t.storage(), t.data(), ext, str);
+    if constexpr (std::is_floating_point_v<typename X::value_type>) {
+      // t is the copy when x's strides needed one (recorded by clone), so
+      // the gradient reaches x through it.
+      if (autograd::should_record(t)) {
+        using in_t = std::remove_const_t<decltype(t)>;
+        autograd::record("merge", out, [t](out_t const& g) {
+          // g with To split back into A and B (row-major): a view of exactly x's type.
+          typename in_t::extents_type gext{};
+          typename in_t::extents_type gstr{};
+          for (std::size_t k = 0; k + 1 < r; ++k) {
+            std::size_t const to = k <= pos ? k : k + 1;
+            gext[to] = g.extents()[k];
+            gstr[to] = g.strides()[k];
+          }
+          index_t const eb = t.extents()[pos + 1];
+          gext[pos] = t.extents()[pos];
+          gext[pos + 1] = eb;
+          gstr[pos] = g.strides()[pos] * eb;
+          gstr[pos + 1] = g.strides()[pos];
+          autograd::propagate(t, in_t(g.storage(), g.data(), gext, gstr));
+        }, t);
+      }
+    }
+    return out;
   }
 }
 

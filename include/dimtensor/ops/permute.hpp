@@ -66,6 +66,7 @@ constexpr auto permute_diagnosis() {
 /// Static extents are kept.
 ///
 /// A view: the result shares x's elements.  An expression is evaluated first.
+/// The gradient goes back through the inverse permutation.
 /// A name that is not a dim of x (`not_a_dimension_of`), a name given twice
 /// (`named_twice`) or a dim of x left out (`missing_from_permutation`) is a
 /// compile error.
@@ -87,7 +88,25 @@ auto permute(X const& x) {
       str[k] = t.strides()[from[k]];
     }
     using out_dims = dims<detail::spec_for<Ds, L>...>;
-    return tensor_with_dims<typename X::backend, typename X::value_type, out_dims>(t.storage(), t.data(), ext, str);
+    using out_t = tensor_with_dims<typename X::backend, typename X::value_type, out_dims>;
+    out_t out(t.storage(), t.data(), ext, str);
+    if constexpr (std::is_floating_point_v<typename X::value_type>) {
+      if (autograd::should_record(t)) {
+        using in_t = std::remove_const_t<decltype(t)>;
+        autograd::record("permute", out, [t](out_t const& g) {
+          // The inverse permutation, as a view of g of exactly x's type.
+          constexpr std::array<std::size_t, X::rank> to{detail::index_of_v<Ds, L>...};
+          typename in_t::extents_type gext{};
+          typename in_t::extents_type gstr{};
+          for (std::size_t k = 0; k < X::rank; ++k) {
+            gext[to[k]] = g.extents()[k];
+            gstr[to[k]] = g.strides()[k];
+          }
+          autograd::propagate(t, in_t(g.storage(), g.data(), gext, gstr));
+        }, t);
+      }
+    }
+    return out;
   }
 }
 

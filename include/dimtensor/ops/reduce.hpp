@@ -18,6 +18,12 @@
 ///  - `max`, `min` keep the type; `argmax` gives int64 indices, the first
 ///    maximum on ties.  NaN propagates (argmax points at the first NaN).
 ///    Over no elements (extent 0) they throw `value_error`.
+///
+/// Gradients, as in PyTorch: `sum` spreads the result's gradient over the
+/// reduced elements, `mean` spreads it divided by their count; `max<D>` and
+/// `min<D>` route it to the first extremum along D (the index argmax gives),
+/// while the full `max(x)` and `min(x)` split it evenly among all the
+/// elements equal to the extremum.
 
 #include <array>
 #include <cstddef>
@@ -168,6 +174,32 @@ void run_reduction(T const* in, R* out, split_extents s) {
   }
 }
 
+/// @brief The tensor @p g of dims L without D (or with D kept), seen with D
+/// as `D::fixed<1>` at its place in L: what broadcasts a reduction's result
+/// back over D (the rules of sum, mean, max, softmax and the like).
+template <class D, class L, class G>
+auto keep_dim_view(G const& g) {
+  using kept = tensor_with_dims<typename G::backend, typename G::value_type, reduced_dims<D, L, true>>;
+  if constexpr (std::is_same_v<typename G::specs, reduced_dims<D, L, true>>) {
+    return kept(g);
+  } else {
+    constexpr std::size_t I = index_of_v<D, L>;
+    typename kept::extents_type ext{};
+    typename kept::extents_type str{};
+    for (std::size_t d = 0, k = 0; d < kept::rank; ++d) {
+      if (d == I) {
+        ext[d] = 1;
+        str[d] = 0;
+      } else {
+        ext[d] = g.extents()[k];
+        str[d] = g.strides()[k];
+        ++k;
+      }
+    }
+    return kept(g.storage(), g.data(), ext, str);
+  }
+}
+
 /// Reduction K of @p x over D (kept with extent 1 when Keep).
 template <class Call, reduction_kind K, bool Keep, class D, class E>
 auto reduce_dim(E const& x) {
@@ -194,6 +226,34 @@ auto reduce_dim(E const& x) {
       }
       out_t out(uninitialized, reduced_extents<I, Keep, out_t::rank>(in.extents()));
       run_reduction<K, typename E::backend>(in.data(), out.data(), s);
+      if constexpr (K == reduction_kind::sum || K == reduction_kind::mean) {
+        if constexpr (std::is_floating_point_v<T>) {
+          if (autograd::should_record(in)) {
+            autograd::record(reduction_name<K>, out, [in](out_t const& g) {
+              // The gradient, with D kept as extent 1, expands over D.
+              auto const kept = keep_dim_view<D, S>(g);
+              if constexpr (K == reduction_kind::sum) {
+                autograd::propagate(in, kept);
+              } else {
+                autograd::propagate(in, kept / static_cast<T>(in.extents()[I]));
+              }
+            }, in);
+          }
+        }
+      } else if constexpr (K == reduction_kind::max || K == reduction_kind::min) {
+        if constexpr (std::is_floating_point_v<T>) {
+          if (autograd::should_record(in)) {
+            autograd::record(reduction_name<K>, out, [in, value = out.detach(), s](out_t const& g) {
+              // To the first extremum along D (argmax's index), as PyTorch's max(dim) does.
+              auto const gc = g.contiguous();
+              std::remove_cvref_t<decltype(in)> dx(uninitialized, in.extents());
+              backend_extremum_backward(typename E::backend{}, in.data(), value.data(), gc.data(), dx.data(), s.outer,
+                                        s.n, s.inner);
+              autograd::propagate(in, dx);
+            }, in);
+          }
+        }
+      }
       return out;
     }
   }
@@ -222,6 +282,31 @@ auto reduce_all(E const& x) {
       }
       out_t out(uninitialized, {});
       run_reduction<K, typename E::backend>(in.data(), out.data(), split_extents{1, in.size(), 1});
+      if constexpr (K == reduction_kind::sum || K == reduction_kind::mean) {
+        if constexpr (std::is_floating_point_v<T>) {
+          if (autograd::should_record(in)) {
+            autograd::record(reduction_name<K>, out, [in](out_t const& g) {
+              // A rank-0 gradient broadcasts over every position.
+              if constexpr (K == reduction_kind::sum) {
+                autograd::propagate(in, g);
+              } else {
+                autograd::propagate(in, g / static_cast<T>(in.size()));
+              }
+            }, in);
+          }
+        }
+      } else if constexpr (K == reduction_kind::max || K == reduction_kind::min) {
+        if constexpr (std::is_floating_point_v<T>) {
+          if (autograd::should_record(in)) {
+            autograd::record(reduction_name<K>, out, [in, value = out.item()](out_t const& g) {
+              // Split evenly among the elements equal to the extremum, as PyTorch's max() does.
+              std::remove_cvref_t<decltype(in)> dx(uninitialized, in.extents());
+              backend_extremum_all_backward(typename E::backend{}, in.data(), in.size(), value, g.item(), dx.data());
+              autograd::propagate(in, dx);
+            }, in);
+          }
+        }
+      }
       return out;
     }
   }

@@ -44,6 +44,7 @@ using rename_spec = std::conditional_t<is_static_v<S>, fixed<To, (is_static_v<S>
 /// `rename<Hidden, Score>` maps [Batch, Hidden[1]] to [Batch, Score[1]].
 ///
 /// A view: the result shares x's elements.  An expression is evaluated first.
+/// The gradient goes back under the name From.
 /// From not a dim of x (`not_a_dimension_of`), or To already one
 /// (`already_a_dimension_of`), is a compile error.
 template <class From, class To, class X>
@@ -58,8 +59,17 @@ auto rename(X const& x) {
     constexpr std::size_t pos = detail::index_of_v<From, L>;
     using out_dims = boost::mp11::mp_replace_at_c<L, pos, detail::rename_spec<detail::spec_at<L, pos>, To>>;
     auto const t = eval(x);
-    return tensor_with_dims<typename X::backend, typename X::value_type, out_dims>(t.storage(), t.data(),
-                                                                                 t.extents(), t.strides());
+    using out_t = tensor_with_dims<typename X::backend, typename X::value_type, out_dims>;
+    out_t out(t.storage(), t.data(), t.extents(), t.strides());
+    if constexpr (std::is_floating_point_v<typename X::value_type>) {
+      if (autograd::should_record(t)) {
+        using in_t = std::remove_const_t<decltype(t)>;
+        autograd::record("rename", out, [t](out_t const& g) {
+          autograd::propagate(t, in_t(g.storage(), g.data(), g.extents(), g.strides()));
+        }, t);
+      }
+    }
+    return out;
   }
 }
 

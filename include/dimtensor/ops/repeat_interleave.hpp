@@ -10,6 +10,7 @@
 
 #include <boost/mp11/algorithm.hpp>
 
+#include <dimtensor/backends/cpu/reduce.hpp>
 #include <dimtensor/backends/cpu/strided_copy.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
@@ -50,6 +51,7 @@ constexpr auto repeat_interleave_diagnosis() {
 /// valid_lens).  To is dynamic.
 ///
 /// Copies into a new contiguous tensor.  An expression is evaluated first.
+/// x's gradient is the sum of the gradients of its repeats.
 /// D not a dim of x (`not_a_dimension_of`), or To another dim of x
 /// (`already_a_dimension_of`), is a compile error; a negative @p repeats is a
 /// `value_error`.
@@ -87,6 +89,22 @@ auto repeat_interleave(X const& x, index_t repeats) {
     src_str[pos + 1] = 0;
     backend_strided_copy(typename X::backend{}, out.data(), detail::row_major_strides(wide_ext), t.data(), src_str,
                          wide_ext);
+    if constexpr (std::is_floating_point_v<typename X::value_type>) {
+      if (autograd::should_record(t)) {
+        using in_t = std::remove_const_t<decltype(t)>;
+        autograd::record("repeat_interleave", out, [t, repeats](out_t const& g) {
+          // g is [outer·extent(D), repeats, inner] row-major: the repeats sum back.
+          in_t dx(uninitialized, t.extents());
+          auto const gc = g.contiguous();
+          index_t rows = 1;
+          index_t inner = 1;
+          for (std::size_t k = 0; k <= pos; ++k) rows *= t.extents()[k];
+          for (std::size_t k = pos + 1; k < r; ++k) inner *= t.extents()[k];
+          backend_sum(typename X::backend{}, gc.data(), dx.data(), rows, repeats, inner);
+          autograd::propagate(t, dx);
+        }, t);
+      }
+    }
     return out;
   }
 }

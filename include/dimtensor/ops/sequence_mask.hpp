@@ -16,6 +16,9 @@
 /// x as it was; assign the result back (`x.assign(sequence_mask(x, …))`) to
 /// get d2l's effect.  Also unlike d2l's, a valid length below 0 or above
 /// D's extent is a `value_error` (d2l masks everything or nothing).
+///
+/// Differentiable in x: the kept elements pass their gradient through, the
+/// replaced ones get 0; the valid lengths get none.
 
 #include <array>
 #include <cstddef>
@@ -191,6 +194,18 @@ auto sequence_mask(E const& x, L const& valid_len, V value = V(0)) {
     detail::split_extents const s = detail::split_around<detail::index_of_v<D, typename E::specs>>(in.extents());
     backend_sequence_mask(typename E::backend{}, in.data(), out.data(), s.outer, s.n, s.inner, lens.data(), repeat,
                           static_cast<T>(value));
+    if constexpr (std::is_floating_point_v<T>) {
+      if (autograd::should_record(in)) {
+        autograd::record("sequence_mask", out, [in, lens, s, repeat](out_t const& g) {
+          // The kept elements pass the gradient through; the replaced ones get 0.
+          auto const gc = g.contiguous();
+          out_t dx(uninitialized, in.extents());
+          backend_sequence_mask(typename E::backend{}, gc.data(), dx.data(), s.outer, s.n, s.inner, lens.data(), repeat,
+                                T(0));
+          autograd::propagate(in, dx);
+        }, in);
+      }
+    }
     return out;
   }
 }

@@ -8,6 +8,7 @@
 
 #include <boost/mp11/algorithm.hpp>
 
+#include <dimtensor/backends/cpu/strided_copy.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dim.hpp>
@@ -39,6 +40,7 @@ constexpr auto slice_diagnosis() {
 /// [Batch, Steps=2, Embed].  D's extent becomes dynamic in the result.
 ///
 /// A view: the result shares x's elements.  An expression is evaluated first.
+/// x's gradient is the result's inside [begin, end) and 0 elsewhere.
 /// D not a dim of x is a compile error (`not_a_dimension_of`); bounds outside
 /// 0 ≤ begin ≤ end ≤ extent(D) are a `value_error` naming D, its extent and
 /// the bounds.
@@ -64,8 +66,23 @@ auto slice(X const& x, index_t begin, index_t end) {
     // An empty slice keeps the origin, so no pointer is formed past the storage.
     auto* const data = begin < end ? t.data() + begin * t.strides()[pos] : t.data();
     using out_dims = boost::mp11::mp_replace_at_c<L, pos, D>;
-    return tensor_with_dims<typename X::backend, typename X::value_type, out_dims>(t.storage(), data, ext,
-                                                                                 t.strides());
+    using out_t = tensor_with_dims<typename X::backend, typename X::value_type, out_dims>;
+    out_t out(t.storage(), data, ext, t.strides());
+    if constexpr (std::is_floating_point_v<typename X::value_type>) {
+      if (autograd::should_record(t)) {
+        using in_t = std::remove_const_t<decltype(t)>;
+        autograd::record("slice", out, [t, begin](out_t const& g) {
+          // Zeros of x's extents with g copied into the sliced range.
+          in_t dx(t.extents());
+          if (g.size() > 0) {
+            backend_strided_copy(typename X::backend{}, dx.data() + begin * dx.strides()[pos], dx.strides(), g.data(),
+                                 g.strides(), g.extents());
+          }
+          autograd::propagate(t, dx);
+        }, t);
+      }
+    }
+    return out;
   }
 }
 

@@ -10,6 +10,10 @@
 /// return a new tensor of the same dims.  A D that is not a dim of x is a
 /// compile error (`not_a_dimension_of<call::softmax, D, dims<...>>`), and so
 /// is an integer tensor (`needs_floating_point<call::softmax, int>`).
+///
+/// Both are differentiable: the gradient is computed from the result alone
+/// (softmax: `y * (g - sum_D(g * y))`; log_softmax: `g - exp(y) * sum_D(g)`),
+/// by the backend's fused backward kernels.
 
 #include <cstddef>
 #include <type_traits>
@@ -64,6 +68,21 @@ auto softmax_unchecked(E const& x) {
     backend_log_softmax(typename E::backend{}, in.data(), out.data(), s.outer, s.n, s.inner);
   } else {
     backend_softmax(typename E::backend{}, in.data(), out.data(), s.outer, s.n, s.inner);
+  }
+  // Recorded on the evaluated operand: a lazy operand's own node carries the
+  // gradient on to its tensors.
+  if (autograd::should_record(in)) {
+    autograd::record(Log ? "log_softmax" : "softmax", out, [in, y = out.detach(), s](out_t const& g) {
+      // The rule reads the result only; `in` is kept to receive the gradient.
+      auto const gc = g.contiguous();
+      out_t dx(uninitialized, y.extents());
+      if constexpr (Log) {
+        backend_log_softmax_backward(typename E::backend{}, y.data(), gc.data(), dx.data(), s.outer, s.n, s.inner);
+      } else {
+        backend_softmax_backward(typename E::backend{}, y.data(), gc.data(), dx.data(), s.outer, s.n, s.inner);
+      }
+      autograd::propagate(in, dx);
+    }, in);
   }
   return out;
 }

@@ -15,6 +15,7 @@
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/tensor.hpp>
+#include <dimtensor/ops/merge.hpp>
 
 namespace dimtensor {
 
@@ -94,7 +95,8 @@ struct split_result {
 ///
 /// n is `Outer(n)` or `Outer::fixed<N>{}`.  Outer is static when n is;
 /// Inner is static when D and n both are.  A view for any strides: the
-/// result shares x's elements.  An expression is evaluated first.
+/// result shares x's elements.  An expression is evaluated first.  The
+/// gradient goes back with Outer and Inner merged into D.
 /// D not a dim of x (`not_a_dimension_of`), Outer or Inner already dims of x
 /// (`already_a_dimension_of`), Outer the same as Inner (`named_twice`), or
 /// static extents that do not divide (`not_divisible`) are compile errors;
@@ -132,8 +134,33 @@ auto split(X const& x, Count const& parts) {
     ext[pos + 1] = e / n;
     str[pos] = s * (e / n);
     str[pos + 1] = s;
-    return tensor_with_dims<typename X::backend, typename X::value_type, typename shape::type>(t.storage(), t.data(),
-                                                                                             ext, str);
+    using out_t = tensor_with_dims<typename X::backend, typename X::value_type, typename shape::type>;
+    out_t out(t.storage(), t.data(), ext, str);
+    if constexpr (std::is_floating_point_v<typename X::value_type>) {
+      if (autograd::should_record(t)) {
+        using in_t = std::remove_const_t<decltype(t)>;
+        autograd::record("split", out, [t](out_t const& g) {
+          // Outer and Inner merged back into D: a view of g when one stride
+          // walks both (g row-major, as gradients are), else a copy.
+          index_t stride = detail::merge_stride(g.extents()[pos], g.strides()[pos], g.extents()[pos + 1],
+                                                g.strides()[pos + 1]);
+          out_t const src = stride < 0 ? g.clone() : g;
+          if (stride < 0) stride = src.strides()[pos + 1];
+          typename in_t::extents_type gext{};
+          typename in_t::extents_type gstr{};
+          for (std::size_t k = 0; k < r + 1; ++k) {
+            if (k == pos + 1) continue;
+            std::size_t const to = k <= pos ? k : k - 1;
+            gext[to] = src.extents()[k];
+            gstr[to] = src.strides()[k];
+          }
+          gext[pos] = src.extents()[pos] * src.extents()[pos + 1];
+          gstr[pos] = stride;
+          autograd::propagate(t, in_t(src.storage(), src.data(), gext, gstr));
+        }, t);
+      }
+    }
+    return out;
   }
 }
 

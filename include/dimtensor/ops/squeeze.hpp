@@ -60,6 +60,7 @@ constexpr auto squeeze_diagnosis() {
 /// [Batch, Queries, KVPairs, Score[1]] to [Batch, Queries, KVPairs].
 ///
 /// A view: the result shares x's elements.  An expression is evaluated first.
+/// The gradient goes back with D restored.
 /// D not a dim of x, or of a static extent other than 1, is a compile error
 /// (`not_a_dimension_of`, `extent_is_not_1`); a dynamic extent other than 1
 /// is a `shape_error` naming D and its extent.
@@ -86,8 +87,27 @@ auto squeeze(X const& x) {
       ext[k] = t.extents()[from];
       str[k] = t.strides()[from];
     }
-    return tensor_with_dims<typename X::backend, typename X::value_type, detail::remove_dim<D, L>>(
-        t.storage(), t.data(), ext, str);
+    using out_t = tensor_with_dims<typename X::backend, typename X::value_type, detail::remove_dim<D, L>>;
+    out_t out(t.storage(), t.data(), ext, str);
+    if constexpr (std::is_floating_point_v<typename X::value_type>) {
+      if (autograd::should_record(t)) {
+        using in_t = std::remove_const_t<decltype(t)>;
+        autograd::record("squeeze", out, [t](out_t const& g) {
+          // g with D back at its place, extent 1: a view of exactly x's type.
+          typename in_t::extents_type gext{};
+          typename in_t::extents_type gstr{};
+          for (std::size_t k = 0; k + 1 < r; ++k) {
+            std::size_t const to = k < pos ? k : k + 1;
+            gext[to] = g.extents()[k];
+            gstr[to] = g.strides()[k];
+          }
+          gext[pos] = 1;
+          gstr[pos] = 0;
+          autograd::propagate(t, in_t(g.storage(), g.data(), gext, gstr));
+        }, t);
+      }
+    }
+    return out;
   }
 }
 

@@ -63,7 +63,13 @@ auto transpose(X const& x) {
     using out_dims =
         boost::mp11::mp_replace_at_c<boost::mp11::mp_replace_at_c<L, ia, detail::spec_at<L, ib>>, ib,
                                      detail::spec_at<L, ia>>;
-    return tensor_with_dims<typename X::backend, typename X::value_type, out_dims>(t.storage(), t.data(), ext, str);
+    tensor_with_dims<typename X::backend, typename X::value_type, out_dims> out(t.storage(), t.data(), ext, str);
+    if constexpr (std::is_floating_point_v<typename X::value_type>) {
+      if (autograd::should_record(t)) {
+        autograd::record("transpose", out, [t](auto const& g) { autograd::propagate(t, transpose<A, B>(g)); }, t);
+      }
+    }
+    return out;
   }
 }
 

@@ -60,6 +60,7 @@ constexpr auto unsqueeze_diagnosis() {
 /// [Batch, KVPairs, Hidden].
 ///
 /// A view: the result shares x's elements.  An expression is evaluated first.
+/// The gradient goes back without D.
 /// D already a dim of x, or Pos past the rank, is a compile error
 /// (`already_a_dimension_of`, `position_past_rank`).
 template <class D, std::size_t Pos, class X>
@@ -90,7 +91,25 @@ auto unsqueeze(X const& x) {
       str[Pos] = 1;
     }
     using out_dims = boost::mp11::mp_insert_c<L, Pos, fixed<D, 1>>;
-    return tensor_with_dims<typename X::backend, typename X::value_type, out_dims>(t.storage(), t.data(), ext, str);
+    using out_t = tensor_with_dims<typename X::backend, typename X::value_type, out_dims>;
+    out_t out(t.storage(), t.data(), ext, str);
+    if constexpr (std::is_floating_point_v<typename X::value_type>) {
+      if (autograd::should_record(t)) {
+        using in_t = std::remove_const_t<decltype(t)>;
+        autograd::record("unsqueeze", out, [t](out_t const& g) {
+          // g without its extent-1 dim D: a view of exactly x's type.
+          typename in_t::extents_type gext{};
+          typename in_t::extents_type gstr{};
+          for (std::size_t k = 0; k < r; ++k) {
+            std::size_t const from = k < Pos ? k : k + 1;
+            gext[k] = g.extents()[from];
+            gstr[k] = g.strides()[from];
+          }
+          autograd::propagate(t, in_t(g.storage(), g.data(), gext, gstr));
+        }, t);
+      }
+    }
+    return out;
   }
 }
 

@@ -122,8 +122,12 @@ TEST_CASE("linear: for_each_parameter gives PyTorch's state_dict keys", "[nn]") 
   without_bias.for_each_parameter([&](std::string const& key, auto&) { keys.push_back(key); }, "W_k.");
   CHECK(keys == std::vector<std::string>{"W_k.weight"});
 
-  // The parameters are the members themselves: writing through f changes the layer.
-  without_bias.for_each_parameter([](std::string const&, auto& p) { p.assign(p * 0.0f); });
+  // The parameters are the members themselves: writing through f changes the
+  // layer (under no_grad, as they require gradients).
+  {
+    dt::autograd::no_grad const guard;
+    without_bias.for_each_parameter([](std::string const&, auto& p) { p.assign(p * 0.0f); });
+  }
   CHECK(without_bias.weight(Hidden(2), Feat(3)) == 0.0f);
 
   STATIC_REQUIRE(dt::nn::Module<dt::nn::linear<Feat, Hidden>>);

@@ -1,8 +1,10 @@
 #pragma once
 /// @file
 /// @brief The CPU backend's gather along one dim (index_select, embedding
-/// lookups) and the index check that precedes it.
+/// lookups), the index check that precedes it, and the scatter-add that is
+/// the gather's gradient.
 
+#include <algorithm>
 #include <cstddef>
 
 #include <dimtensor/backends/cpu/parallel.hpp>
@@ -39,6 +41,38 @@ void backend_gather(cpu, T* dst, T const* src, index_t outer, index_t extent, in
       T* out = dst + r * inner;
       DIMTENSOR_SIMD
       for (index_t j = 0; j < inner; ++j) out[j] = in[j];
+    }
+  });
+}
+
+/// @brief `dst[o][indices[k]][i] += src[o][k][i]` for every k: the gradient
+/// of backend_gather (repeated indices add up).
+///
+/// @p src is row-major [outer, count, inner], @p dst row-major
+/// [outer, extent, inner]; the indices must be in [0, extent).  Threads
+/// split the (o, i) positions, and each runs over every k in order, so no
+/// two threads write one element and the sums do not depend on the thread
+/// count.
+template <class T, class I>
+void backend_index_add(cpu, T* dst, T const* src, index_t outer, index_t extent, index_t inner, I const* indices,
+                       index_t count) {
+  index_t const columns = outer * inner;
+  if (columns == 0 || count == 0) return;
+  backends::cpu::parallel_for(columns, count, [&](index_t begin, index_t end) {
+    for (index_t p = begin; p < end;) {
+      // The run of positions [p, p + n) that share one o.
+      index_t const o = p / inner;
+      index_t const i0 = p % inner;
+      index_t const n = std::min(inner - i0, end - p);
+      T const* in = src + o * count * inner + i0;
+      T* out = dst + o * extent * inner + i0;
+      for (index_t k = 0; k < count; ++k) {
+        T const* from = in + k * inner;
+        T* to = out + static_cast<index_t>(indices[k]) * inner;
+        DIMTENSOR_SIMD
+        for (index_t j = 0; j < n; ++j) to[j] += from[j];
+      }
+      p += n;
     }
   });
 }

@@ -2,7 +2,7 @@
 /// @file
 /// @brief The CPU backend's reductions along one dim: sum, mean, max, min
 /// and argmax over a row-major input viewed as [outer, n, inner], the
-/// reduced dim in the middle.
+/// reduced dim in the middle, and the backward passes of max and min.
 ///
 /// Float sums accumulate in double (and integer sums in int64), so that a
 /// sum of 10^6 floats is exact to about 1e-10 relative before the final
@@ -152,6 +152,55 @@ void argmax_chunk(index_t begin, index_t end, T const* in, std::int64_t* out, in
   }
 }
 
+/// Whether @p x holds the extremum @p value (NaN matches NaN: a NaN maximum
+/// comes from the first NaN, as argmax finds it).
+template <class T>
+inline bool holds_extremum(T x, T value) {
+  return x == value || (x != x && value != value);
+}
+
+/// Rows [begin, end) of backend_extremum_backward (a function of values, as reduce_chunk).
+template <class T>
+void extremum_backward_chunk(index_t begin, index_t end, T const* in, T const* value, T const* g, T* dx, index_t n,
+                             index_t inner) {
+  if (inner == 1) {
+    for (index_t o = begin; o < end; ++o) {
+      T const* x = in + o * n;
+      T* d = dx + o * n;
+      for (index_t j = 0; j < n; ++j) d[j] = T(0);
+      for (index_t j = 0; j < n; ++j) {
+        if (holds_extremum(x[j], value[o])) {
+          d[j] = g[o];
+          break;
+        }
+      }
+    }
+    return;
+  }
+  // The first index holding the extremum, per inner position (n: not yet found),
+  // found in one sweep along the contiguous inner positions.
+  auto const first_buf = std::make_unique<index_t[]>(static_cast<std::size_t>(inner));
+  index_t* first = first_buf.get();
+  for (index_t o = begin; o < end; ++o) {
+    T const* x0 = in + o * n * inner;
+    T* d0 = dx + o * n * inner;
+    T const* v = value + o * inner;
+    for (index_t i = 0; i < inner; ++i) first[i] = n;
+    for (index_t j = 0; j < n; ++j) {
+      T const* x = x0 + j * inner;
+      T* d = d0 + j * inner;
+      DIMTENSOR_SIMD
+      for (index_t i = 0; i < inner; ++i) {
+        first[i] = (first[i] == n && holds_extremum(x[i], v[i])) ? j : first[i];
+        d[i] = T(0);
+      }
+    }
+    for (index_t i = 0; i < inner; ++i) {
+      if (first[i] < n) d0[first[i] * inner + i] = g[o * inner + i];
+    }
+  }
+}
+
 }  // namespace backends::cpu
 
 /// @brief Sums along the middle dim of the row-major [outer, n, inner] input
@@ -201,6 +250,38 @@ void backend_argmax(cpu, T const* in, std::int64_t* out, index_t outer, index_t 
   if (outer == 0 || inner == 0) return;
   backends::cpu::parallel_for(outer, n * inner, [=](index_t begin, index_t end) {
     backends::cpu::argmax_chunk(begin, end, in, out, n, inner);
+  });
+}
+
+/// @brief The gradient @p dx of the input [outer, n, inner] of a maximum or
+/// minimum along the middle dim: the result's gradient @p g ([outer, inner])
+/// goes to the first index along the dim holding the result @p value (the
+/// index argmax gives), 0 elsewhere, as in PyTorch.
+template <class T>
+void backend_extremum_backward(cpu, T const* in, T const* value, T const* g, T* dx, index_t outer, index_t n,
+                               index_t inner) {
+  if (outer == 0 || inner == 0) return;
+  backends::cpu::parallel_for(outer, n * inner, [=](index_t begin, index_t end) {
+    backends::cpu::extremum_backward_chunk(begin, end, in, value, g, dx, n, inner);
+  });
+}
+
+/// @brief The gradient @p dx of the @p count elements @p in of a full
+/// maximum or minimum equal to @p value: the result's gradient @p g split
+/// evenly among the elements holding @p value, 0 elsewhere (PyTorch's rule
+/// for ties).
+template <class T>
+void backend_extremum_all_backward(cpu, T const* in, index_t count, T value, T g, T* dx) {
+  index_t ties = 0;
+  for (index_t k = 0; k < count; ++k) ties += backends::cpu::holds_extremum(in[k], value) ? 1 : 0;
+  T const share = ties > 0 ? g / static_cast<T>(ties) : T(0);
+  backends::cpu::parallel_for(count, 1, [=](index_t begin, index_t end) {
+    // Locals, not the captures: a store through dx could alias a capture of type T.
+    T const* const x = in;
+    T* const d = dx;
+    T const v = value;
+    T const s = share;
+    for (index_t k = begin; k < end; ++k) d[k] = backends::cpu::holds_extremum(x[k], v) ? s : T(0);
   });
 }
 

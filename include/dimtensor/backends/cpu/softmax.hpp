@@ -2,7 +2,8 @@
 /// @file
 /// @brief The CPU backend's softmax family along one dim: softmax,
 /// log_softmax, masked softmax (d2l's semantics) and the sequence mask,
-/// over a row-major input viewed as [outer, n, inner], the dim in the middle.
+/// over a row-major input viewed as [outer, n, inner], the dim in the middle,
+/// and their backward passes (from the result and its gradient).
 ///
 /// Every kernel is numerically stable (it subtracts the maximum along the
 /// dim) and makes one sweep set per row without a masked copy of the input:
@@ -171,6 +172,91 @@ void softmax_rows(T const* in, T* out, index_t outer, index_t n, index_t inner, 
   });
 }
 
+/// @brief Rows [begin, end) of softmax_backward_rows.
+///
+/// A function of values, as softmax_chunk.  Softmax: dx = y (g - sum_D(g y));
+/// log_softmax: dx = g - exp(y) sum_D(g).  With lengths (L not void), dx is 0
+/// at index >= the row's valid length: those inputs were replaced by a
+/// constant before the softmax, so nothing flows back to them.
+template <bool Log, class L, class T>
+void softmax_backward_chunk(index_t begin, index_t end, T const* y, T const* g, T* dx, index_t n, index_t inner,
+                            L const* lengths, index_t repeat) {
+  static constexpr bool masked = !std::is_void_v<L>;
+  static constexpr bool vector_exp = std::is_same_v<T, float>;
+  auto plus = [](T a, T b) { return a + b; };
+  if (inner == 1) {
+    for (index_t o = begin; o < end; ++o) {
+      T const* yr = y + o * n;
+      T const* gr = g + o * n;
+      T* d = dx + o * n;
+      if constexpr (Log) {
+        T const s = lane_fold<T>(n, T(0), [gr](index_t j) { return gr[j]; }, plus);
+        for_each_index<vector_exp>(n, [=](index_t j) { d[j] = gr[j] - math::exp(yr[j]) * s; });
+      } else {
+        T const s = lane_fold<T>(n, T(0), [gr, yr](index_t j) { return gr[j] * yr[j]; }, plus);
+        DIMTENSOR_SIMD
+        for (index_t j = 0; j < n; ++j) d[j] = yr[j] * (gr[j] - s);
+      }
+      if constexpr (masked) {
+        for (index_t j = static_cast<index_t>(lengths[o / repeat]); j < n; ++j) d[j] = T(0);
+      }
+    }
+    return;
+  }
+  std::vector<T> sum_buf(static_cast<std::size_t>(inner));
+  std::vector<index_t> len_buf(masked ? static_cast<std::size_t>(inner) : 0);
+  T* s = sum_buf.data();
+  index_t* len = len_buf.data();
+  for (index_t o = begin; o < end; ++o) {
+    T const* y0 = y + o * n * inner;
+    T const* g0 = g + o * n * inner;
+    T* d0 = dx + o * n * inner;
+    if constexpr (masked) {
+      for (index_t i = 0; i < inner; ++i) len[i] = static_cast<index_t>(lengths[(o * inner + i) / repeat]);
+    }
+    for (index_t i = 0; i < inner; ++i) s[i] = T(0);
+    for (index_t j = 0; j < n; ++j) {
+      T const* yr = y0 + j * inner;
+      T const* gr = g0 + j * inner;
+      if constexpr (Log) {
+        (void)yr;
+        DIMTENSOR_SIMD
+        for (index_t i = 0; i < inner; ++i) s[i] += gr[i];
+      } else {
+        DIMTENSOR_SIMD
+        for (index_t i = 0; i < inner; ++i) s[i] += gr[i] * yr[i];
+      }
+    }
+    for (index_t j = 0; j < n; ++j) {
+      T const* yr = y0 + j * inner;
+      T const* gr = g0 + j * inner;
+      T* d = d0 + j * inner;
+      if constexpr (Log) {
+        for_each_index<vector_exp>(inner, [=](index_t i) { d[i] = gr[i] - math::exp(yr[i]) * s[i]; });
+      } else {
+        DIMTENSOR_SIMD
+        for (index_t i = 0; i < inner; ++i) d[i] = yr[i] * (gr[i] - s[i]);
+      }
+      if constexpr (masked) {
+        DIMTENSOR_SIMD
+        for (index_t i = 0; i < inner; ++i) d[i] = j < len[i] ? d[i] : T(0);
+      }
+    }
+  }
+}
+
+/// @brief The common loop of the backward passes of softmax, log_softmax
+/// and the masked softmax: from the result @p y and its gradient @p g to the
+/// input's gradient @p dx, all [outer, n, inner].  Lengths as in softmax_rows.
+template <bool Log, class L, class T>
+void softmax_backward_rows(T const* y, T const* g, T* dx, index_t outer, index_t n, index_t inner, L const* lengths,
+                           index_t repeat) {
+  if (outer == 0 || n == 0 || inner == 0) return;
+  parallel_for(outer, n * inner, [=](index_t begin, index_t end) {
+    softmax_backward_chunk<Log, L>(begin, end, y, g, dx, n, inner, lengths, repeat);
+  });
+}
+
 /// Rows [begin, end) of backend_sequence_mask (a function of values, as softmax_chunk).
 template <class T, class L>
 void sequence_mask_chunk(index_t begin, index_t end, T const* in, T* out, index_t n, index_t inner, L const* lengths,
@@ -231,6 +317,32 @@ template <class T, class L>
 void backend_masked_softmax(cpu, T const* in, T* out, index_t outer, index_t n, index_t inner, L const* lengths,
                             index_t repeat, T masked_value) {
   backends::cpu::softmax_rows<false, L>(in, out, outer, n, inner, lengths, repeat, masked_value);
+}
+
+/// @brief The gradient @p dx of softmax's input along the middle dim of
+/// [outer, n, inner], from its result @p y and the result's gradient @p g:
+/// `dx = y * (g - sum_D(g * y))`.
+template <class T>
+void backend_softmax_backward(cpu, T const* y, T const* g, T* dx, index_t outer, index_t n, index_t inner) {
+  backends::cpu::softmax_backward_rows<false, void>(y, g, dx, outer, n, inner, nullptr, 1);
+}
+
+/// @brief The gradient @p dx of log_softmax's input along the middle dim of
+/// [outer, n, inner], from its result @p y and the result's gradient @p g:
+/// `dx = g - exp(y) * sum_D(g)`.
+template <class T>
+void backend_log_softmax_backward(cpu, T const* y, T const* g, T* dx, index_t outer, index_t n, index_t inner) {
+  backends::cpu::softmax_backward_rows<true, void>(y, g, dx, outer, n, inner, nullptr, 1);
+}
+
+/// @brief The gradient @p dx of the masked softmax's scores: softmax's
+/// backward on the result @p y, and 0 at index >= the row's valid length
+/// (those scores were replaced by a constant).  Lengths as for
+/// backend_masked_softmax.
+template <class T, class L>
+void backend_masked_softmax_backward(cpu, T const* y, T const* g, T* dx, index_t outer, index_t n, index_t inner,
+                                     L const* lengths, index_t repeat) {
+  backends::cpu::softmax_backward_rows<false, L>(y, g, dx, outer, n, inner, lengths, repeat);
 }
 
 /// @brief Copies [outer, n, inner] with the elements at index >= the row's

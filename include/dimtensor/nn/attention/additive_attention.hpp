@@ -54,6 +54,11 @@ constexpr auto additive_diagnosis() {
 /// `W_k.weight`, `W_q.weight`, `w_v.weight`.  The module keeps the last
 /// call's weights: `attention_weights<Batch, Queries, KVPairs>()`.
 ///
+/// Trainable: the weights require gradients, and `backward()` from the
+/// output fills them (`W_q.weight.grad()`, … — PyTorch's gradients, checked
+/// against d2l's by the parity tests) and those of the operands that
+/// require them.
+///
 /// @code
 /// dt::nn::additive_attention<Queries, KVPairs, QueryFeat, KeyFeat, Hidden> attention(
 ///     KeyFeat(2), QueryFeat(20), Hidden(8), 0.1);

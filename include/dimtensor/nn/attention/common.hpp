@@ -251,7 +251,8 @@ class attention_base {
   /// when there was no call yet.
   ///
   /// A handle to the weights (sharing their storage), which stays valid
-  /// after the next call replaces the module's own.
+  /// after the next call replaces the module's own.  It is detached: no
+  /// gradient flows through it (differentiate the module's output instead).
   template <class... Specs>
   basic_tensor<cpu, T, Specs...> attention_weights() const {
     return weights_.template get<basic_tensor<cpu, T, Specs...>>(Derived::module_name);
@@ -267,7 +268,10 @@ class attention_base {
     if constexpr (is_ill_formed_v<decltype(weights)>) {
       return ill_formed{};
     } else {
-      weights_.set(weights);
+      // Kept outside the graph: the weights are for looking at, and a kept
+      // handle that recorded its operation would hold the whole graph of
+      // the call alive until the next one.
+      weights_.set(weights.detach());
       return contract<KV>(static_cast<Derived&>(*this).dropout(weights), values);
     }
   }

@@ -69,7 +69,8 @@ constexpr auto dot_product_diagnosis() {
 /// Queries is the queries' sequence dim, KV the keys' and values' (the dim
 /// the softmax runs over), Feat the feature dim queries and keys share (d,
 /// summed over).  The module keeps the last call's weights:
-/// `attention_weights<Batch, Queries, KVPairs>()`.
+/// `attention_weights<Batch, Queries, KVPairs>()`.  Differentiable in
+/// queries, keys and values (no parameters of its own).
 ///
 /// @code
 /// dt::nn::dot_product_attention<Queries, KVPairs, Feat> attention(0.5);

@@ -175,6 +175,9 @@ auto transpose_output(X const& x, Count const& heads) {
 /// num_hiddens, num_hiddens, …)`).  `state_dict` keys: `W_q.weight`,
 /// `W_k.weight`, `W_v.weight`, `W_o.weight` (and `.bias` with bias).
 ///
+/// Trainable: the four layers' parameters require gradients, which
+/// `backward()` from the output fills, the same in both forms.
+///
 /// `operator()` is the named form, `forward_d2l` d2l's; both keep their
 /// attention weights in `attention`: `attention.attention_weights<Batch,
 /// Queries, Heads, KVPairs>()` after the first, `<BatchHeads, Queries,

@@ -35,8 +35,14 @@ namespace dimtensor::nn {
 /// dim (extent 1) and broadcast against the keys from the right, so keys
 /// are [KV] (shared by all queries) or [Queries, KV] (one row per query).
 /// The arithmetic is d2l's, in its order, so the numbers are PyTorch's.
-template <class KV, class Q, class K>
-auto nadaraya_watson_weights(Q const& queries, K const& keys, double w = 1) {
+///
+/// The kernel width @p w is a number, or a tensor broadcast against the
+/// differences (d2l's `NWKernelRegression` learns it: a rank-0 or
+/// one-element tensor that requires gradients).  Differentiable in the
+/// queries, keys and a tensor w.
+template <class KV, class Q, class K, class W = double>
+  requires(std::is_arithmetic_v<W> || is_tensor_v<W>)
+auto nadaraya_watson_weights(Q const& queries, K const& keys, W const& w = 1) {
   namespace mp = boost::mp11;
   if constexpr (any_ill_formed_v<Q, K>) {
     return ill_formed{};
@@ -53,8 +59,12 @@ auto nadaraya_watson_weights(Q const& queries, K const& keys, double w = 1) {
     } else {
       using T = typename expr_t<Q>::value_type;
       auto const difference = unsqueeze<KV, expr_t<Q>::rank>(queries) - keys;
-      if (w == 1) return softmax<KV>(-square(difference) / static_cast<T>(2));
-      return softmax<KV>(-square(difference * static_cast<T>(w)) / static_cast<T>(2));
+      if constexpr (is_tensor_v<W>) {
+        return softmax<KV>(-square(difference * w) / static_cast<T>(2));
+      } else {
+        if (w == 1) return softmax<KV>(-square(difference) / static_cast<T>(2));
+        return softmax<KV>(-square(difference * static_cast<T>(w)) / static_cast<T>(2));
+      }
     }
   }
 }
@@ -66,9 +76,11 @@ auto nadaraya_watson_weights(Q const& queries, K const& keys, double w = 1) {
 /// auto y_hat = dt::nn::nadaraya_watson<Train>(x_test, x_train, y_train);   // [Test]
 /// @endcode
 ///
-/// values must have KV (`attention_operand_lacks_dim`).
-template <class KV, class Q, class K, class V>
-auto nadaraya_watson(Q const& queries, K const& keys, V const& values, double w = 1) {
+/// values must have KV (`attention_operand_lacks_dim`).  @p w as for
+/// `nadaraya_watson_weights`; differentiable in every tensor operand.
+template <class KV, class Q, class K, class V, class W = double>
+  requires(std::is_arithmetic_v<W> || is_tensor_v<W>)
+auto nadaraya_watson(Q const& queries, K const& keys, V const& values, W const& w = 1) {
   namespace mp = boost::mp11;
   if constexpr (is_ill_formed_v<V>) {
     return ill_formed{};

@@ -1,0 +1,166 @@
+#pragma once
+/// @file
+/// @brief The engine of reverse-mode differentiation: per-tensor state, the
+/// recorded nodes, grad mode, and the backward pass.
+///
+/// Every operation on tensors that require gradients records one node: a
+/// closure that, given the gradient of its result, hands gradients to its
+/// operands.  The recorded graph is owned by the tensors (a tensor's state
+/// holds its node, a node holds its operands' states), so it lives exactly
+/// as long as the results that need it and is freed with them; there is no
+/// global tape to clear.  `backward()` orders the nodes reachable from the
+/// result (a depth-first post-order, which is the recording order restricted
+/// to what matters) and runs them in reverse.
+///
+/// This header knows no tensor type: gradients are kept type-erased and
+/// read back by the typed code that stored them (core/tensor.hpp and
+/// autograd/propagate.hpp).
+
+#include <cstddef>
+#include <memory>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace dimtensor::autograd {
+
+class node;
+
+/// @brief The autograd state of one tensor.  Shared by the copies of a
+/// tensor handle (they are the same tensor), not by its views (a view is the
+/// result of an operation, with a node of its own).
+struct tensor_state {
+  /// Whether gradients flow to (leaf) or through (result) this tensor.
+  bool requires_grad = false;
+  /// Whether a result keeps its gradient after backward (`retain_grad()`).
+  bool retains_grad = false;
+  /// The operation that made this tensor; null for a leaf.
+  std::shared_ptr<node> grad_fn;
+  /// The gradient: a tensor of exactly the owner's type, or null.
+  std::shared_ptr<void> grad;
+  /// Identifies the type stored in `grad` (a guard for the typed readers).
+  void const* grad_type = nullptr;
+};
+
+/// @brief One recorded operation.
+class node {
+ public:
+  /// A node named after the operation that recorded it.
+  explicit node(std::string_view name) noexcept : name_(name) {}
+  node(node const&) = delete;
+  node& operator=(node const&) = delete;
+  virtual ~node() = default;
+
+  /// Hands the gradient of @p out (its `grad`) to the operands.
+  virtual void backward(tensor_state const& out) = 0;
+
+  /// The operation's name ("softmax", "contract", …).
+  std::string_view name() const noexcept { return name_; }
+
+  /// The states of the operands that require gradients.
+  std::vector<std::shared_ptr<tensor_state>> inputs;
+
+ private:
+  std::string_view name_;
+};
+
+/// A node whose backward is the closure @p F, called with the result's
+/// gradient typed as @p Grad.
+template <class Grad, class F>
+class rule_node final : public node {
+ public:
+  /// Keeps the closure.
+  rule_node(std::string_view name, F f) : node(name), f_(std::move(f)) {}
+  /// Calls the closure with the typed gradient.
+  void backward(tensor_state const& out) override { f_(*static_cast<Grad const*>(out.grad.get())); }
+
+ private:
+  F f_;
+};
+
+/// A unique address per type: what `tensor_state::grad_type` holds.
+template <class T>
+inline constexpr char type_tag = 0;
+
+namespace detail {
+inline bool& grad_mode_flag() noexcept {
+  thread_local bool on = true;
+  return on;
+}
+}  // namespace detail
+
+/// Whether operations record nodes on this thread (true unless inside `no_grad`).
+inline bool is_grad_enabled() noexcept { return detail::grad_mode_flag(); }
+
+/// @brief Turns recording off for its lifetime on this thread (PyTorch's
+/// `torch.no_grad()`): evaluation, optimizer steps, loading weights.
+class no_grad {
+ public:
+  no_grad() noexcept : previous_(detail::grad_mode_flag()) { detail::grad_mode_flag() = false; }
+  no_grad(no_grad const&) = delete;
+  no_grad& operator=(no_grad const&) = delete;
+  ~no_grad() { detail::grad_mode_flag() = previous_; }
+
+ private:
+  bool previous_;
+};
+
+/// @brief Turns recording back on for its lifetime (inside a `no_grad`).
+class enable_grad {
+ public:
+  enable_grad() noexcept : previous_(detail::grad_mode_flag()) { detail::grad_mode_flag() = true; }
+  enable_grad(enable_grad const&) = delete;
+  enable_grad& operator=(enable_grad const&) = delete;
+  ~enable_grad() { detail::grad_mode_flag() = previous_; }
+
+ private:
+  bool previous_;
+};
+
+namespace detail {
+
+/// The states reachable from @p root, each after every state it depends on
+/// (depth-first post-order).
+inline std::vector<tensor_state*> topological_order(tensor_state* root) {
+  std::vector<tensor_state*> order;
+  std::unordered_set<tensor_state*> seen{root};
+  std::vector<std::pair<tensor_state*, std::size_t>> stack{{root, 0}};
+  while (!stack.empty()) {
+    tensor_state* const s = stack.back().first;
+    std::size_t const i = stack.back().second;
+    if (s->grad_fn && i < s->grad_fn->inputs.size()) {
+      ++stack.back().second;
+      tensor_state* const next = s->grad_fn->inputs[i].get();
+      if (seen.insert(next).second) stack.emplace_back(next, 0);
+    } else {
+      order.push_back(s);
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
+/// @brief The backward pass from @p root: @p seed stores the root's
+/// gradient, then every node reachable from it runs, results first.
+/// Leaves accumulate (their gradients add up over passes, as PyTorch's do);
+/// results hold their gradient only during the pass, or, with
+/// `retain_grad()`, the last pass's.
+template <class Seed>
+void run_backward(tensor_state* root, Seed&& seed) {
+  std::vector<tensor_state*> const order = topological_order(root);
+  for (tensor_state* s : order) {
+    if (s->grad_fn) s->grad.reset();
+  }
+  no_grad const guard;  // the rules' own operations are not recorded
+  seed();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    tensor_state* const s = *it;
+    if (!s->grad_fn) continue;
+    if (s->grad) s->grad_fn->backward(*s);
+    if (!s->retains_grad) s->grad.reset();
+  }
+}
+
+}  // namespace detail
+}  // namespace dimtensor::autograd

@@ -1,0 +1,140 @@
+#pragma once
+/// @file
+/// @brief `nn::embedding<Vocab, Feat, T>`: PyTorch's `nn.Embedding`, named by
+/// the dims it maps.
+///
+/// `embedding<Vocab, Embed>` maps a tensor of token indices of any dims to
+/// their feature vectors, Embed appended: [Batch, Steps] → [Batch, Steps,
+/// Embed] (d2l's `self.embedding(X)` in its seq2seq encoder and decoder).
+/// The lookup is `index_select<Vocab>` of the weight, so its gradient is that
+/// of index_select: the rows of the indices, added up where an index repeats.
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include <dimtensor/core/concepts.hpp>
+#include <dimtensor/core/diagnostic.hpp>
+#include <dimtensor/core/dims.hpp>
+#include <dimtensor/core/error.hpp>
+#include <dimtensor/core/tensor.hpp>
+#include <dimtensor/ops/index_select.hpp>
+#include <dimtensor/ops/random.hpp>
+
+namespace dimtensor {
+
+namespace call {
+/// `nn::embedding<Vocab, Feat>::operator()`.
+struct embedding {};
+}  // namespace call
+
+namespace diagnostic {
+
+/// `embedding<Vocab, Feat>` applied to indices of dims @p Dims, which
+/// already have Feat or Vocab.
+template <class Vocab, class Feat, class Dims>
+struct embedding_indices_have_dim {
+  static_assert(always_false<Vocab, Feat, Dims>,
+                "dimtensor: embedding<Vocab, Feat> appends Feat to the dims of the indices, which must have neither "
+                "Vocab nor Feat (see embedding_indices_have_dim<Vocab, Feat, dims of the indices> above)");
+};
+
+}  // namespace diagnostic
+
+namespace nn {
+
+namespace detail {
+
+/// What is wrong with looking up indices of type I in embedding<Vocab, Feat>.
+template <class Vocab, class Feat, class I>
+constexpr auto embedding_diagnosis() {
+  if constexpr (is_ill_formed_v<I>) {
+    return std::type_identity<ill_formed>{};
+  } else {
+    using X = expr_t<I>;
+    using idx_t = typename X::value_type;
+    if constexpr (!std::is_same_v<typename X::backend, cpu>) {
+      return std::type_identity<diagnostic::backends_differ<call::embedding, typename X::backend, cpu>>{};
+    } else if constexpr (!std::is_same_v<idx_t, std::int32_t> && !std::is_same_v<idx_t, std::int64_t>) {
+      return std::type_identity<diagnostic::indices_not_integer<call::embedding, idx_t>>{};
+    } else if constexpr (dimtensor::detail::contains_v<Feat, typename X::specs> ||
+                         dimtensor::detail::contains_v<Vocab, typename X::specs>) {
+      return std::type_identity<diagnostic::embedding_indices_have_dim<Vocab, Feat, typename X::specs>>{};
+    } else {
+      return std::type_identity<void>{};
+    }
+  }
+}
+
+}  // namespace detail
+
+/// @brief `nn.Embedding(num_embeddings, embedding_dim)`: a table of Vocab
+/// rows of Feat features, looked up by index.
+///
+/// `weight` is [Vocab, Feat] (PyTorch's layout and `state_dict` key), drawn
+/// from N(0, 1) as PyTorch draws it, and requires gradients.
+template <class Vocab, class Feat, class T = float>
+class embedding {
+  static_assert(DimTag<Vocab> && DimTag<Feat>,
+                "dimtensor: embedding<Vocab, Feat, T> needs dimension tags declared with DIMTENSOR_DIM");
+  static_assert(std::is_floating_point_v<T>, "dimtensor: embedding<Vocab, Feat, T> needs a floating-point T");
+
+ public:
+  /// The weight's type, [Vocab, Feat].
+  using weight_type = tensor<T, Vocab, Feat>;
+
+  /// The table, [Vocab, Feat].
+  weight_type weight;
+
+  /// A table of @p vocab_size rows of @p features, drawn from @p gen
+  /// (N(0, 1)).  `value_error` unless both extents are positive.
+  embedding(Vocab vocab_size, Feat features, generator& gen) {
+    if (vocab_size.value <= 0 || features.value <= 0) {
+      throw value_error("embedding: extents must be positive, got " + std::string(dim_name_v<Vocab>) + " " +
+                        std::to_string(vocab_size.value) + " and " + std::string(dim_name_v<Feat>) + " " +
+                        std::to_string(features.value));
+    }
+    weight = randn<T>(gen, vocab_size, features);
+    weight.requires_grad_();
+  }
+  /// As above, drawing from `default_generator()`.
+  embedding(Vocab vocab_size, Feat features) : embedding(vocab_size, features, default_generator()) {}
+
+  /// The extent of Vocab.
+  index_t num_embeddings() const { return weight.extents()[0]; }
+  /// The extent of Feat.
+  index_t embedding_dim() const { return weight.extents()[1]; }
+
+  /// @brief The rows of the weight the @p indices name: the indices' dims
+  /// with Feat appended.
+  ///
+  /// The indices hold std::int32_t or std::int64_t (`indices_not_integer`
+  /// otherwise) and have neither Vocab nor Feat
+  /// (`embedding_indices_have_dim`); an index outside [0, num_embeddings())
+  /// is a `value_error` naming it and Vocab.
+  template <class I>
+    requires(Expression<expr_t<I>> || is_ill_formed_v<I>)
+  auto operator()(I const& indices) const {
+    using diagnosis = typename decltype(detail::embedding_diagnosis<Vocab, Feat, I>())::type;
+    if constexpr (!std::is_void_v<diagnosis>) {
+      diagnostic::fire<diagnosis>();  // the compile error, unless the indices were ill_formed
+      return ill_formed{};
+    } else {
+      return index_select<Vocab>(weight, indices);
+    }
+  }
+
+  /// Calls `f(prefix + "weight", weight)`: the protocol of nn/parameters.hpp.
+  template <class F>
+  void for_each_parameter(F&& f, std::string const& prefix = "") {
+    f(prefix + "weight", weight);
+  }
+  /// As above, read-only.
+  template <class F>
+  void for_each_parameter(F&& f, std::string const& prefix = "") const {
+    f(prefix + "weight", weight);
+  }
+};
+
+}  // namespace nn
+}  // namespace dimtensor

@@ -1,0 +1,109 @@
+#pragma once
+/// @file
+/// @brief `optim::adam`: Adam with PyTorch's update rule (`torch.optim.Adam`,
+/// amsgrad off).
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <dimtensor/autograd/graph.hpp>
+#include <dimtensor/core/error.hpp>
+#include <dimtensor/optim/parameter_list.hpp>
+
+namespace dimtensor::optim {
+
+/// @brief Adam, PyTorch's rule: with g the gradient and t the parameter's
+/// own step count (from 1),
+///
+///     g ← g + weight_decay · p                     (when weight_decay ≠ 0)
+///     m ← β₁ m + (1 − β₁) g
+///     v ← β₂ v + (1 − β₂) g²
+///     p ← p − lr / (1 − β₁ᵗ) · m / (√v / √(1 − β₂ᵗ) + eps)
+///
+/// the moments kept in the parameter's element type, the bias corrections
+/// in double, in PyTorch's order.  Parameters without a gradient are
+/// skipped and their step count stays.  Writes the parameters in place
+/// under `autograd::no_grad`.
+class adam {
+ public:
+  /// An optimizer over @p params (a module, a tensor, or a parameter_list);
+  /// `value_error` for a negative lr, eps or weight_decay or a beta outside [0, 1).
+  explicit adam(parameter_list params, double lr = 1e-3, std::pair<double, double> betas = {0.9, 0.999},
+                double eps = 1e-8, double weight_decay = 0)
+      : lr(lr), betas(betas), eps(eps), weight_decay(weight_decay), params_(std::move(params)),
+        states_(params_.size()) {
+    auto const check = [](bool ok, std::string const& what, double v) {
+      if (!ok) throw value_error("adam: " + what + ", got " + std::to_string(v));
+    };
+    check(lr >= 0, "the learning rate must be >= 0", lr);
+    check(eps >= 0, "eps must be >= 0", eps);
+    check(weight_decay >= 0, "weight_decay must be >= 0", weight_decay);
+    check(betas.first >= 0 && betas.first < 1, "betas.first must lie in [0, 1)", betas.first);
+    check(betas.second >= 0 && betas.second < 1, "betas.second must lie in [0, 1)", betas.second);
+  }
+
+  /// One update of every parameter that has a gradient.
+  void step() {
+    autograd::no_grad const guard;
+    for (std::size_t k = 0; k < params_.size(); ++k) {
+      parameter_ref const& p = params_.entries()[k];
+      if (!p.has_grad()) continue;
+      state& s = states_[k];
+      ++s.step;
+      double const bias_correction1 = 1 - std::pow(betas.first, static_cast<double>(s.step));
+      double const bias_correction2 = 1 - std::pow(betas.second, static_cast<double>(s.step));
+      p.visit([&](auto* data, auto* grad, index_t n) {
+        using T = std::remove_pointer_t<decltype(data)>;
+        std::vector<T>& m = s.exp_avg.template get<T>(n);
+        std::vector<T>& v = s.exp_avg_sq.template get<T>(n);
+        T const b1 = static_cast<T>(betas.first);
+        T const b2 = static_cast<T>(betas.second);
+        T const one_minus_b1 = static_cast<T>(1 - betas.first);
+        T const one_minus_b2 = static_cast<T>(1 - betas.second);
+        T const wd = static_cast<T>(weight_decay);
+        T const correction2_sqrt = static_cast<T>(std::sqrt(bias_correction2));
+        T const step_size = static_cast<T>(-(lr / bias_correction1));
+        T const epsilon = static_cast<T>(eps);
+        for (index_t i = 0; i < n; ++i) {
+          T g = grad[i];
+          if (weight_decay != 0) g = g + wd * data[i];
+          m[i] = m[i] * b1 + one_minus_b1 * g;
+          v[i] = v[i] * b2 + one_minus_b2 * (g * g);
+          T const denom = std::sqrt(v[i]) / correction2_sqrt + epsilon;
+          data[i] = data[i] + step_size * (m[i] / denom);
+        }
+      });
+    }
+  }
+
+  /// Drops every parameter's gradient (PyTorch's `zero_grad(set_to_none=True)`).
+  void zero_grad() const noexcept { params_.zero_grad(); }
+
+  /// The parameters.
+  parameter_list const& parameters() const noexcept { return params_; }
+
+  /// The learning rate (may be changed between steps).
+  double lr;
+  /// β₁ and β₂, the decay rates of the moments.
+  std::pair<double, double> betas;
+  /// Added to the denominator for stability.
+  double eps;
+  /// The L2 penalty added to the gradient (0: none).
+  double weight_decay;
+
+ private:
+  struct state {
+    std::int64_t step = 0;
+    detail::state_buffer exp_avg;
+    detail::state_buffer exp_avg_sq;
+  };
+  parameter_list params_;
+  std::vector<state> states_;
+};
+
+}  // namespace dimtensor::optim

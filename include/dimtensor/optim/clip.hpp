@@ -1,0 +1,52 @@
+#pragma once
+/// @file
+/// @brief `optim::clip_grad_norm`: d2l's `grad_clipping` (PyTorch's
+/// `clip_grad_norm_` with the L2 norm).
+
+#include <cmath>
+#include <string>
+#include <type_traits>
+
+#include <dimtensor/autograd/graph.hpp>
+#include <dimtensor/core/error.hpp>
+#include <dimtensor/optim/parameter_list.hpp>
+
+namespace dimtensor::optim {
+
+/// @brief Scales the gradients of @p params (a module, a tensor, or a
+/// parameter_list) so that their global L2 norm — over all the gradients'
+/// elements together — is at most @p max_norm, and returns the norm they
+/// had.
+///
+/// As d2l's `grad_clipping(net, theta)`: when the norm exceeds max_norm,
+/// every gradient is multiplied by max_norm / norm; else nothing changes.
+/// Parameters without a gradient are skipped.  The squares add up in
+/// double.  `value_error` for a negative @p max_norm.
+inline double clip_grad_norm(parameter_list const& params, double max_norm) {
+  if (!(max_norm >= 0)) {
+    throw value_error("clip_grad_norm: max_norm must be >= 0, got " + std::to_string(max_norm));
+  }
+  double squares = 0;
+  for (parameter_ref const& p : params) {
+    if (!p.has_grad()) continue;
+    p.visit([&](auto const*, auto const* grad, index_t n) {
+      for (index_t i = 0; i < n; ++i) squares += static_cast<double>(grad[i]) * static_cast<double>(grad[i]);
+    });
+  }
+  double const norm = std::sqrt(squares);
+  if (norm > max_norm) {
+    autograd::no_grad const guard;
+    double const factor = max_norm / norm;
+    for (parameter_ref const& p : params) {
+      if (!p.has_grad()) continue;
+      p.visit([&](auto const*, auto* grad, index_t n) {
+        using T = std::remove_cvref_t<decltype(*grad)>;
+        T const f = static_cast<T>(factor);
+        for (index_t i = 0; i < n; ++i) grad[i] = grad[i] * f;
+      });
+    }
+  }
+  return norm;
+}
+
+}  // namespace dimtensor::optim
