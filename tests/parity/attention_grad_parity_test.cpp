@@ -9,23 +9,19 @@
 // Multi-head attention is checked in both forms, the named one and d2l's.
 // Run with -s to see the largest difference of each comparison.
 #include <dimtensor/dimtensor.hpp>
-#include <dimtensor/io/npy.hpp>
 #include <dimtensor/nn/attention.hpp>
 #include <dimtensor/nn/parameters.hpp>
 
 #include <catch2/catch.hpp>
 
+#include "parity/support.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <filesystem>
 #include <string>
 #include <type_traits>
 #include <vector>
-
-#ifndef DIMTENSOR_PARITY_DATA_DIR
-#define DIMTENSOR_PARITY_DATA_DIR "/work/main/tests/parity/data"
-#endif
 
 namespace dt = dimtensor;
 namespace nn = dimtensor::nn;
@@ -42,20 +38,13 @@ DIMTENSOR_DIM(Feat);
 DIMTENSOR_DIM(Hidden);
 DIMTENSOR_DIM(Flat);
 
-constexpr double tolerance = 1e-5;
-
 using lens1_t = dt::tensor<std::int64_t, Batch>;
 using lens2_t = dt::tensor<std::int64_t, Batch, Queries>;
 using flat_t = dt::tensor<float, Flat>;
 
-std::filesystem::path data_dir(std::string const& root, std::string const& name) {
-  return std::filesystem::path(DIMTENSOR_PARITY_DATA_DIR) / root / name;
-}
-
-template <class Tensor>
-Tensor load(std::filesystem::path const& dir, std::string const& role) {
-  return dt::load_npy<Tensor>(dir / (role + ".npy"));
-}
+using parity_support::data_dir;
+using parity_support::load;
+using parity_support::tolerance;
 
 /// Appends the elements of @p t to @p out in C order (PyTorch's flatten).
 template <class Tensor>

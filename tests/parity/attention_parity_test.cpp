@@ -6,21 +6,17 @@
 // SECTIONs) and compares within 1e-5; run with -s to see the largest
 // difference of each comparison.
 #include <dimtensor/dimtensor.hpp>
-#include <dimtensor/io/npy.hpp>
 #include <dimtensor/nn/attention.hpp>
 #include <dimtensor/nn/parameters.hpp>
 
 #include <catch2/catch.hpp>
 
+#include "parity/support.hpp"
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
-#include <type_traits>
-
-#ifndef DIMTENSOR_PARITY_DATA_DIR
-#define DIMTENSOR_PARITY_DATA_DIR "/work/main/tests/parity/data"
-#endif
 
 namespace dt = dimtensor;
 namespace nn = dimtensor::nn;
@@ -39,43 +35,16 @@ DIMTENSOR_DIM(Train);
 DIMTENSOR_DIM(Test);
 DIMTENSOR_DIM(Scalar);
 
-constexpr double tolerance = 1e-5;
-
 using lens1_t = dt::tensor<std::int64_t, Batch>;
 using lens2_t = dt::tensor<std::int64_t, Batch, Queries>;
 using weights_t = dt::tensor<float, Batch, Queries, KVPairs>;
 
-std::filesystem::path case_dir(std::string const& name) {
-  return std::filesystem::path(DIMTENSOR_PARITY_DATA_DIR) / "attention" / name;
-}
+using parity_support::check_close;
+using parity_support::load;
+using parity_support::load_both_ways;
 
-template <class Tensor>
-Tensor load(std::filesystem::path const& dir, std::string const& role) {
-  return dt::load_npy<Tensor>(dir / (role + ".npy"));
-}
-
-/// max |got - want| <= tol, the difference shown (run with -s to see it when it passes).
-template <class A, class B>
-double check_close(std::string const& what, A const& got, B const& want, double tol = tolerance) {
-  double const diff = dt::max_abs_diff(got, want);
-  INFO(what << ": max |dimtensor - d2l| = " << diff);
-  CHECK(diff <= tol);
-  return diff;
-}
-
-/// Loads @p module's parameters from the case folder or its safetensors
-/// file (one SECTION each), then checks that every parameter equals its
-/// .npy bit for bit, whichever way it came.
-template <class Module>
-void load_both_ways(Module& module, std::filesystem::path const& dir) {
-  SECTION("parameters from the folder of <key>.npy") { nn::load_parameters(module, dir); }
-  SECTION("parameters from weights.safetensors") { nn::load_parameters(module, dir / "weights.safetensors"); }
-  module.for_each_parameter([&](std::string const& key, auto const& parameter) {
-    using tensor_type = std::remove_cvref_t<decltype(parameter)>;
-    INFO("parameter " << key);
-    CHECK(dt::equal(parameter, load<tensor_type>(dir, key)));
-  });
-}
+/// The golden folder data/attention/<name>.
+std::filesystem::path case_dir(std::string const& name) { return parity_support::data_dir("attention", name); }
 
 // ---------------------------------------------------------------------------
 // Additive attention

@@ -5,23 +5,19 @@
 // Outputs, final state and the gradients of sum(out * G) with respect to
 // the inputs and every parameter agree within 1e-5.
 #include <dimtensor/dimtensor.hpp>
-#include <dimtensor/io/npy.hpp>
 #include <dimtensor/nn/embedding.hpp>
 #include <dimtensor/nn/feed_forward.hpp>
 #include <dimtensor/nn/gru.hpp>
 #include <dimtensor/nn/layer_norm.hpp>
-#include <dimtensor/nn/parameters.hpp>
 
 #include <catch2/catch.hpp>
+
+#include "parity/support.hpp"
 
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <type_traits>
-
-#ifndef DIMTENSOR_PARITY_DATA_DIR
-#define DIMTENSOR_PARITY_DATA_DIR "/work/main/tests/parity/data"
-#endif
 
 namespace dt = dimtensor;
 namespace nn = dimtensor::nn;
@@ -36,35 +32,10 @@ DIMTENSOR_DIM(Hidden);
 DIMTENSOR_DIM(FFNHidden);
 DIMTENSOR_DIM(Vocab);
 
-constexpr double tolerance = 1e-5;
-
-std::filesystem::path case_dir(std::string const& name) {
-  return std::filesystem::path(DIMTENSOR_PARITY_DATA_DIR) / "attention" / name;
-}
-
-template <class Tensor>
-Tensor load(std::filesystem::path const& dir, std::string const& role) {
-  return dt::load_npy<Tensor>(dir / (role + ".npy"));
-}
-
-template <class A, class B>
-void check_close(std::string const& what, A const& got, B const& want, double tol = tolerance) {
-  double const diff = dt::max_abs_diff(got, want);
-  INFO(what << ": max |dimtensor - torch| = " << diff);
-  CHECK(diff <= tol);
-}
-
-/// Loads the parameters from the case folder or its safetensors file (one SECTION each).
-template <class Module>
-void load_both_ways(Module& module, std::filesystem::path const& dir) {
-  SECTION("parameters from the folder of <key>.npy") { nn::load_parameters(module, dir); }
-  SECTION("parameters from weights.safetensors") { nn::load_parameters(module, dir / "weights.safetensors"); }
-  module.for_each_parameter([&](std::string const& key, auto const& parameter) {
-    using tensor_type = std::remove_cvref_t<decltype(parameter)>;
-    INFO("parameter " << key);
-    CHECK(dt::equal(parameter, load<tensor_type>(dir, key)));
-  });
-}
+using parity_support::check_close;
+using parity_support::data_dir;
+using parity_support::load;
+using parity_support::load_both_ways;
 
 /// Every parameter's gradient against grad_<key>.npy.
 template <class Module>
@@ -81,7 +52,7 @@ using namespace modules_parity;
 
 TEST_CASE("gru matches torch.nn.GRU: two layers, eval mode, outputs, state and gradients",
           "[parity][modules][gru]") {
-  auto const dir = case_dir("module_gru");
+  auto const dir = data_dir("attention", "module_gru");
   using x_t = dt::tensor<float, Time, Batch, Embed>;
   using seq_t = dt::tensor<float, Time, Batch, Hidden>;
   using state_t = dt::tensor<float, nn::Layers, Batch, Hidden>;
@@ -108,7 +79,7 @@ TEST_CASE("gru matches torch.nn.GRU: two layers, eval mode, outputs, state and g
 }
 
 TEST_CASE("layer_norm matches torch.nn.LayerNorm: output and gradients", "[parity][modules][layer_norm]") {
-  auto const dir = case_dir("module_layer_norm");
+  auto const dir = data_dir("attention", "module_layer_norm");
   using x_t = dt::tensor<float, Batch, Steps, Hidden>;
   nn::layer_norm<Hidden> net(Hidden(6));
   load_both_ways(net, dir);
@@ -122,7 +93,7 @@ TEST_CASE("layer_norm matches torch.nn.LayerNorm: output and gradients", "[parit
 }
 
 TEST_CASE("feed_forward matches d2l's PositionWiseFFN: output and gradients", "[parity][modules][feed_forward]") {
-  auto const dir = case_dir("module_ffn");
+  auto const dir = data_dir("attention", "module_ffn");
   using x_t = dt::tensor<float, Batch, Steps, Hidden>;
   nn::feed_forward<Hidden, FFNHidden> net(Hidden(4), FFNHidden(8), Hidden(4));
   load_both_ways(net, dir);
@@ -136,7 +107,7 @@ TEST_CASE("feed_forward matches d2l's PositionWiseFFN: output and gradients", "[
 }
 
 TEST_CASE("embedding matches torch.nn.Embedding: output and the weight's gradient", "[parity][modules][embedding]") {
-  auto const dir = case_dir("module_embedding");
+  auto const dir = data_dir("attention", "module_embedding");
   using out_t = dt::tensor<float, Batch, Steps, Embed>;
   nn::embedding<Vocab, Embed> net(Vocab(10), Embed(4));
   load_both_ways(net, dir);

@@ -4,24 +4,19 @@
 // the book trains it (per-epoch losses, final w, predictions and attention
 // weights).  Run with -s to see the largest difference of each comparison.
 #include <dimtensor/dimtensor.hpp>
-#include <dimtensor/io/npy.hpp>
 #include <dimtensor/nn/loss.hpp>
 #include <dimtensor/optim.hpp>
 
 #include "../../examples/nadaraya_watson/nw_kernel_regression.hpp"
+#include "parity/support.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <filesystem>
 #include <string>
 #include <vector>
-
-#ifndef DIMTENSOR_PARITY_DATA_DIR
-#define DIMTENSOR_PARITY_DATA_DIR "/work/main/tests/parity/data"
-#endif
 
 namespace dt = dimtensor;
 namespace nn = dimtensor::nn;
@@ -44,15 +39,13 @@ DIMTENSOR_DIM(Test);
 DIMTENSOR_DIM(Pairs);
 DIMTENSOR_DIM(Source);
 
-constexpr double tolerance = 1e-5;
+using parity_support::check_close;
+using parity_support::tolerance;
 
-std::filesystem::path case_dir(std::string const& name) {
-  return std::filesystem::path(DIMTENSOR_PARITY_DATA_DIR) / "training" / name;
-}
-
+// The golden <role>.npy of the case data/training/<c>.
 template <class Tensor>
 Tensor load(std::string const& c, std::string const& role) {
-  return dt::load_npy<Tensor>(case_dir(c) / (role + ".npy"));
+  return parity_support::load<Tensor>(parity_support::data_dir("training", c), role);
 }
 
 // A golden scalar: numpy saves a 0-d array as shape (1,).
@@ -64,14 +57,6 @@ float load_scalar(std::string const& c, std::string const& role) {
 void check_scalar(std::string const& what, double got, double want, double tol = tolerance) {
   INFO(what << ": dimtensor " << got << ", PyTorch " << want);
   CHECK(std::abs(got - want) <= tol * std::max(1.0, std::abs(want)));
-}
-
-template <class A, class B>
-double check_close(std::string const& what, A const& got, B const& want, double tol = tolerance) {
-  double const diff = dt::max_abs_diff(got, want);
-  INFO(what << ": max |dimtensor - PyTorch| = " << diff);
-  CHECK(diff <= tol);
-  return diff;
 }
 
 TEST_CASE("mse_loss matches nn.MSELoss", "[parity][training][loss]") {
@@ -197,10 +182,10 @@ TEST_CASE("clip_grad_norm matches d2l's grad_clipping", "[parity][training][opti
 }
 
 TEST_CASE("Nadaraya-Watson trained as d2l trains it matches PyTorch", "[parity][training][nadaraya_watson]") {
-  auto const attention_dir = std::filesystem::path(DIMTENSOR_PARITY_DATA_DIR) / "attention" / "nadaraya_watson";
-  auto const x_train = dt::load_npy<dt::tensor<float, Train>>(attention_dir / "x_train.npy");
-  auto const y_train = dt::load_npy<dt::tensor<float, Train>>(attention_dir / "y_train.npy");
-  auto const x_test = dt::load_npy<dt::tensor<float, Test>>(attention_dir / "x_test.npy");
+  auto const attention_dir = parity_support::data_dir("attention", "nadaraya_watson");
+  auto const x_train = parity_support::load<dt::tensor<float, Train>>(attention_dir, "x_train");
+  auto const y_train = parity_support::load<dt::tensor<float, Train>>(attention_dir, "y_train");
+  auto const x_test = parity_support::load<dt::tensor<float, Test>>(attention_dir, "x_test");
   float const w0 = load_scalar("nadaraya_watson", "w_initial");
   auto const losses = load<dt::tensor<float, Epoch>>("nadaraya_watson", "losses");
   auto const ws = load<dt::tensor<float, Epoch>>("nadaraya_watson", "w_per_epoch");
@@ -225,7 +210,7 @@ TEST_CASE("Nadaraya-Watson trained as d2l trains it matches PyTorch", "[parity][
     check_scalar("loss", got[e], losses.data()[e]);
     check_scalar("w", w_after[e], ws.data()[e]);
   }
-  float const w_final = dt::load_npy<dt::tensor<float, One>>(attention_dir / "w.npy").item();
+  float const w_final = parity_support::load<dt::tensor<float, One>>(attention_dir, "w").item();
   check_scalar("final w", net.w.item(), w_final);
 
   // Prediction with keys x_train.repeat((n_test, 1)), values y_train.repeat((n_test, 1)).
@@ -238,9 +223,9 @@ TEST_CASE("Nadaraya-Watson trained as d2l trains it matches PyTorch", "[parity][
     dt::autograd::no_grad const guard;
     y_hat = net(x_test, test_keys, test_values);
   }
-  check_close("trained y_hat", y_hat, dt::load_npy<dt::tensor<float, Test>>(attention_dir / "y_hat_w.npy"));
+  check_close("trained y_hat", y_hat, parity_support::load<dt::tensor<float, Test>>(attention_dir, "y_hat_w"));
   check_close("trained attention weights", net.attention_weights<Test>(),
-              dt::load_npy<dt::tensor<float, Test, Pairs>>(attention_dir / "attention_weights_w.npy"));
+              parity_support::load<dt::tensor<float, Test, Pairs>>(attention_dir, "attention_weights_w"));
 }
 
 }  // namespace training_parity

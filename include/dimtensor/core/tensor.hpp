@@ -473,6 +473,16 @@ class basic_tensor {
     }
   }
 
+  /// @brief This tensor's place in the graph without its elements (its
+  /// extents and autograd state): what a backward rule keeps of an operand
+  /// it only hands a gradient to, so that the operand's memory is not held
+  /// by the graph (softmax's rule reads its result, not its input).
+  basic_tensor gradient_target() const {
+    basic_tensor t(nullptr, nullptr, extents_, strides_);
+    t.grad_state_ = grad_state_;
+    return t;
+  }
+
   /// The autograd state (for operations and the engine).
   std::shared_ptr<autograd::tensor_state> const& grad_state() const noexcept { return grad_state_; }
 

@@ -87,7 +87,7 @@ auto masked_softmax(E const& scores, L const& valid_lens) {
     backend_masked_softmax(typename E::backend{}, in.data(), out.data(), s.outer, s.n, s.inner, lens.data(), repeat,
                            static_cast<T>(masked_softmax_fill));
     if (autograd::should_record(in)) {
-      autograd::record("masked_softmax", out, [in, lens, y = out.detach(), s, repeat](out_t const& g) {
+      autograd::record("masked_softmax", out, [in = in.gradient_target(), lens, y = out.detach(), s, repeat](out_t const& g) {
         // Softmax's rule on the result; the masked scores were replaced by a
         // constant, so they get 0 (also in a row of valid length 0, whose
         // result is uniform).

@@ -229,7 +229,7 @@ auto reduce_dim(E const& x) {
       if constexpr (K == reduction_kind::sum || K == reduction_kind::mean) {
         if constexpr (std::is_floating_point_v<T>) {
           if (autograd::should_record(in)) {
-            autograd::record(reduction_name<K>, out, [in](out_t const& g) {
+            autograd::record(reduction_name<K>, out, [in = in.gradient_target()](out_t const& g) {
               // The gradient, with D kept as extent 1, expands over D.
               auto const kept = keep_dim_view<D, S>(g);
               if constexpr (K == reduction_kind::sum) {
@@ -285,7 +285,7 @@ auto reduce_all(E const& x) {
       if constexpr (K == reduction_kind::sum || K == reduction_kind::mean) {
         if constexpr (std::is_floating_point_v<T>) {
           if (autograd::should_record(in)) {
-            autograd::record(reduction_name<K>, out, [in](out_t const& g) {
+            autograd::record(reduction_name<K>, out, [in = in.gradient_target()](out_t const& g) {
               // A rank-0 gradient broadcasts over every position.
               if constexpr (K == reduction_kind::sum) {
                 autograd::propagate(in, g);

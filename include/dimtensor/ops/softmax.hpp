@@ -72,8 +72,8 @@ auto softmax_unchecked(E const& x) {
   // Recorded on the evaluated operand: a lazy operand's own node carries the
   // gradient on to its tensors.
   if (autograd::should_record(in)) {
-    autograd::record(Log ? "log_softmax" : "softmax", out, [in, y = out.detach(), s](out_t const& g) {
-      // The rule reads the result only; `in` is kept to receive the gradient.
+    autograd::record(Log ? "log_softmax" : "softmax", out, [in = in.gradient_target(), y = out.detach(), s](out_t const& g) {
+      // The rule reads the result only; of `in`, only its place in the graph is kept.
       auto const gc = g.contiguous();
       out_t dx(uninitialized, y.extents());
       if constexpr (Log) {
