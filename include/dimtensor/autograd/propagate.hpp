@@ -232,11 +232,13 @@ namespace fn_grad {
 
 /// -g a / (b b): the quotient's gradient for its divisor.
 struct divisor {
+  /// Applies the rule to one element.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T g, T a, T b) const { return -g * a / (b * b); }
 };
 /// g (1 - tanh(a)^2).
 struct tanh {
+  /// Applies the rule to one element.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const {
     T const t = fn::tanh{}(a);
@@ -245,6 +247,7 @@ struct tanh {
 };
 /// g (1 - s) s with s = sigmoid(a).
 struct sigmoid {
+  /// Applies the rule to one element.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const {
     T const s = fn::sigmoid{}(a);
@@ -253,26 +256,31 @@ struct sigmoid {
 };
 /// g e^a.
 struct exp {
+  /// Applies the rule to one element.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return g * fn::exp{}(a); }
 };
 /// g / (2 sqrt(a)).
 struct sqrt {
+  /// Applies the rule to one element.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return g / (T(2) * fn::sqrt{}(a)); }
 };
 /// g cos(a).
 struct sin {
+  /// Applies the rule to one element.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return g * fn::cos{}(a); }
 };
 /// g (-sin(a)).
 struct cos {
+  /// Applies the rule to one element.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return g * -fn::sin{}(a); }
 };
 /// g sgn(a).
 struct abs {
+  /// Applies the rule to one element.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const {
     return g * static_cast<T>((T(0) < a) - (a < T(0)));
@@ -280,16 +288,19 @@ struct abs {
 };
 /// g where a > 0, else 0.
 struct relu {
+  /// Applies the rule to one element.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return a > T(0) ? g : T(0); }
 };
 /// g 2 a.
 struct square {
+  /// Applies the rule to one element.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return g * (T(2) * a); }
 };
 /// g b a^(b-1) (0 where b is 0).
 struct pow_base {
+  /// Applies the rule to one element.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T g, T a, T b) const {
     return b == T(0) ? T(0) : g * (b * fn::pow{}(a, static_cast<T>(b - T(1))));
@@ -297,6 +308,7 @@ struct pow_base {
 };
 /// g a^b log(a) (0 where a is 0 and b >= 0).
 struct pow_exponent {
+  /// Applies the rule to one element.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T g, T a, T b) const {
     return (a == T(0) && b >= T(0)) ? T(0) : g * (fn::pow{}(a, b) * fn::log{}(a));
@@ -306,6 +318,7 @@ struct pow_exponent {
 /// the larger, g/2 on ties (PyTorch's rule).
 template <int Which, bool Max>
 struct extremum {
+  /// Applies the rule to one element.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T g, T a, T b) const {
     T const mine = Which == 0 ? a : b;
@@ -317,6 +330,7 @@ struct extremum {
 /// g where c (Which 1) or where not c (Which 2).
 template <int Which>
 struct select {
+  /// Applies the rule to one element.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T g, bool c) const { return (Which == 1) == c ? g : T(0); }
 };
@@ -327,6 +341,7 @@ struct select {
 /// without one (comparisons, which are not differentiable).
 template <class Op>
 struct elementwise_rule {
+  /// Whether Op has a rule.
   static constexpr bool defined = false;
 };
 
@@ -339,15 +354,21 @@ template <class G>
 using negated = map_expr<fn::negate, G>;
 }  // namespace detail
 
+/// The rule of a + b: g to both.
 template <>
 struct elementwise_rule<fn::plus> {
+  /// It has one.
   static constexpr bool defined = true;
+  /// The gradient of operand I.
   template <std::size_t I, class G, class A, class B>
   static G const& grad(G const& g, A const&, B const&) { return g; }
 };
+/// The rule of a - b: g and -g.
 template <>
 struct elementwise_rule<fn::minus> {
+  /// It has one.
   static constexpr bool defined = true;
+  /// The gradient of operand I.
   template <std::size_t I, class G, class A, class B>
   static auto grad(G const& g, A const&, B const&) {
     if constexpr (I == 0) {
@@ -357,9 +378,12 @@ struct elementwise_rule<fn::minus> {
     }
   }
 };
+/// The rule of a b: g b and g a.
 template <>
 struct elementwise_rule<fn::multiplies> {
+  /// It has one.
   static constexpr bool defined = true;
+  /// The gradient of operand I.
   template <std::size_t I, class G, class A, class B>
   static auto grad(G const& g, A const& a, B const& b) {
     if constexpr (I == 0) {
@@ -369,9 +393,12 @@ struct elementwise_rule<fn::multiplies> {
     }
   }
 };
+/// The rule of a / b: g / b and -g a / b².
 template <>
 struct elementwise_rule<fn::divides> {
+  /// It has one.
   static constexpr bool defined = true;
+  /// The gradient of operand I.
   template <std::size_t I, class G, class A, class B>
   static auto grad(G const& g, A const& a, B const& b) {
     if constexpr (I == 0) {
@@ -381,15 +408,21 @@ struct elementwise_rule<fn::divides> {
     }
   }
 };
+/// The rule of -a: -g.
 template <>
 struct elementwise_rule<fn::negate> {
+  /// It has one.
   static constexpr bool defined = true;
+  /// The gradient of operand I.
   template <std::size_t I, class G, class A>
   static auto grad(G const& g, A const&) { return detail::node<fn::negate>(g); }
 };
+/// The rule of log a: g / a.
 template <>
 struct elementwise_rule<fn::log> {
+  /// It has one.
   static constexpr bool defined = true;
+  /// The gradient of operand I.
   template <std::size_t I, class G, class A>
   static auto grad(G const& g, A const& a) { return detail::node<fn::divides>(g, a); }
 };
@@ -397,32 +430,46 @@ struct elementwise_rule<fn::log> {
 /// Rules of the form g ⊙ f'(a), one function object each.
 template <class Grad>
 struct unary_rule {
+  /// It has one.
   static constexpr bool defined = true;
+  /// The gradient of the operand: Grad(g, a).
   template <std::size_t I, class G, class A>
   static auto grad(G const& g, A const& a) { return detail::node<Grad>(g, a); }
 };
+/// The rule of exp.
 template <>
 struct elementwise_rule<fn::exp> : unary_rule<fn_grad::exp> {};
+/// The rule of tanh.
 template <>
 struct elementwise_rule<fn::tanh> : unary_rule<fn_grad::tanh> {};
+/// The rule of sigmoid.
 template <>
 struct elementwise_rule<fn::sigmoid> : unary_rule<fn_grad::sigmoid> {};
+/// The rule of sqrt.
 template <>
 struct elementwise_rule<fn::sqrt> : unary_rule<fn_grad::sqrt> {};
+/// The rule of sin.
 template <>
 struct elementwise_rule<fn::sin> : unary_rule<fn_grad::sin> {};
+/// The rule of cos.
 template <>
 struct elementwise_rule<fn::cos> : unary_rule<fn_grad::cos> {};
+/// The rule of abs.
 template <>
 struct elementwise_rule<fn::abs> : unary_rule<fn_grad::abs> {};
+/// The rule of relu.
 template <>
 struct elementwise_rule<fn::relu> : unary_rule<fn_grad::relu> {};
+/// The rule of square.
 template <>
 struct elementwise_rule<fn::square> : unary_rule<fn_grad::square> {};
 
+/// The rule of a^b: g b a^(b-1) and g a^b log a.
 template <>
 struct elementwise_rule<fn::pow> {
+  /// It has one.
   static constexpr bool defined = true;
+  /// The gradient of operand I.
   template <std::size_t I, class G, class A, class B>
   static auto grad(G const& g, A const& a, B const& b) {
     if constexpr (I == 0) {
@@ -432,34 +479,46 @@ struct elementwise_rule<fn::pow> {
     }
   }
 };
+/// The rule of max(a, b): g to the larger, g/2 on ties.
 template <>
 struct elementwise_rule<fn::maximum> {
+  /// It has one.
   static constexpr bool defined = true;
+  /// The gradient of operand I.
   template <std::size_t I, class G, class A, class B>
   static auto grad(G const& g, A const& a, B const& b) {
     return detail::node<fn_grad::extremum<static_cast<int>(I), true>>(g, a, b);
   }
 };
+/// The rule of min(a, b): g to the smaller, g/2 on ties.
 template <>
 struct elementwise_rule<fn::minimum> {
+  /// It has one.
   static constexpr bool defined = true;
+  /// The gradient of operand I.
   template <std::size_t I, class G, class A, class B>
   static auto grad(G const& g, A const& a, B const& b) {
     return detail::node<fn_grad::extremum<static_cast<int>(I), false>>(g, a, b);
   }
 };
+/// The rule of where(c, a, b): g where c to a, elsewhere to b; c gets none.
 template <>
 struct elementwise_rule<fn::select> {
+  /// It has one.
   static constexpr bool defined = true;
+  /// The gradient of operand I.
   template <std::size_t I, class G, class C, class A, class B>
   static auto grad(G const& g, C const& c, A const&, B const&) {
     static_assert(I == 1 || I == 2);
     return detail::node<fn_grad::select<static_cast<int>(I)>>(g, c);
   }
 };
+/// The rule of cast: the gradient cast back to the operand's type.
 template <class To>
 struct elementwise_rule<fn::cast<To>> {
+  /// It has one.
   static constexpr bool defined = true;
+  /// The gradient of the operand.
   template <std::size_t I, class G, class A>
   static auto grad(G const& g, A const&) { return detail::node<fn::cast<typename A::value_type>>(g); }
 };

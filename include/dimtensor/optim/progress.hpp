@@ -45,7 +45,7 @@ namespace dimtensor::optim {
 
 /// How `progress` writes.
 struct progress_options {
-  /// Redraw one line with '\r' (true) or write plain lines (false); unset:
+  /// Redraw one line with a carriage return (true) or write plain lines (false); unset:
   /// true when the stream is std::cout or std::cerr and that is a terminal.
   std::optional<bool> terminal;
   /// Plain lines: one every this many epochs (and always the last).
