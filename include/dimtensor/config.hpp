@@ -27,6 +27,22 @@
     static constexpr ::std::string_view dim_name = #name;          \
   }
 
+#if defined(DIMTENSOR_DOXYGEN)
+/// @brief Names the backend of `tensor<T, ...>`, of the factories and of the
+/// modules when none is named, e.g. `-DDIMTENSOR_DEFAULT_BACKEND=dimtensor::thrust_omp`
+/// or `dimtensor::cuda`; unset, it is `dimtensor::cpu`.  Defining it includes
+/// the Thrust backend.  Every translation unit of a program must agree.
+#define DIMTENSOR_DEFAULT_BACKEND dimtensor::cpu
+#endif
+
+// Thrust's generic headers include its device system's; under a host
+// compiler that system must not be CUDA.  The Thrust backend names its
+// system in every call (thrust_backend<System>), so the C++ system here only
+// keeps those headers compiling.  A definition of the user's wins.
+#if !defined(__CUDACC__) && !defined(THRUST_DEVICE_SYSTEM)
+#define THRUST_DEVICE_SYSTEM THRUST_DEVICE_SYSTEM_CPP
+#endif
+
 /// Asks the compiler to vectorize the next loop (OpenMP simd when enabled).
 /// Empty under clang, which vectorizes these loops unasked and warns
 /// (-Wpass-failed) when a forced vectorization fails.

@@ -20,6 +20,7 @@
 #include <dimtensor/backends/cpu/parallel.hpp>
 
 #include <dimtensor/ops/creation.hpp>
+#include <dimtensor/ops/to.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/random.hpp>
 #include <dimtensor/ops/compare.hpp>

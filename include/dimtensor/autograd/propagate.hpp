@@ -529,24 +529,22 @@ void propagate(X const& x, G const& g);
 
 namespace detail {
 
+template <std::size_t I, class Op, class... A, class G>
+void propagate_operand(map_expr<Op, A...> const& e, G const& g) {
+  using arg_t = std::tuple_element_t<I, std::tuple<A...>>;
+  if constexpr (std::is_floating_point_v<typename arg_t::value_type>) {
+    auto const& args = e.operands();
+    auto const& arg = std::get<I>(args);
+    if (any_requires_grad(arg)) {
+      propagate(arg, std::apply([&](auto const&... a) { return elementwise_rule<Op>::template grad<I>(g, a...); },
+                                args));
+    }
+  }
+}
+
 template <class Op, class... A, class G, std::size_t... I>
 void propagate_operands(map_expr<Op, A...> const& e, G const& g, std::index_sequence<I...>) {
-  auto const& args = e.operands();
-  (
-      [&] {
-        using arg_t = std::tuple_element_t<I, std::tuple<A...>>;
-        if constexpr (std::is_floating_point_v<typename arg_t::value_type>) {
-          auto const& arg = std::get<I>(args);
-          if (any_requires_grad(arg)) {
-            propagate(arg, std::apply(
-                               [&](auto const&... a) {
-                                 return elementwise_rule<Op>::template grad<I>(g, a...);
-                               },
-                               args));
-          }
-        }
-      }(),
-      ...);
+  (propagate_operand<I>(e, g), ...);
 }
 
 template <class Op, class... A, class G>

@@ -136,8 +136,8 @@ struct not_a_dimension_tag {
 template <class Call, class Left, class Right>
 struct backends_differ {
   static_assert(always_false<Call, Left, Right>,
-                "dimtensor: the operands live on different backends; move one explicitly "
-                "(see backends_differ<call, backend, backend> above)");
+                "dimtensor: the operands live on different backends; move one explicitly with "
+                "dimtensor::to<Backend>(x) (see backends_differ<call, backend, backend> above)");
 };
 
 template <class Dim, class Dims>

@@ -33,4 +33,12 @@ class io_error : public error {
   using error::error;
 };
 
+/// A failure reported by a device runtime (CUDA, cuBLAS): out of device
+/// memory, no device, a failed launch.  The message names the call and the
+/// runtime's own words.
+class device_error : public error {
+ public:
+  using error::error;
+};
+
 }  // namespace dimtensor

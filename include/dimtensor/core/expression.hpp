@@ -190,8 +190,7 @@ inline constexpr bool binary_ok_v = std::is_same_v<typename A::backend, typename
 template <class Call, class A, class B>
 constexpr bool check_binary() {
   if constexpr (!std::is_same_v<typename A::backend, typename B::backend>) {
-    static_assert(diagnostic::always_false<A, B>,
-                  "dimtensor: the operands live on different backends; move one explicitly with to_backend");
+    (void)diagnostic::backends_differ<Call, typename A::backend, typename B::backend>{};
     return false;
   } else if constexpr (!std::is_same_v<typename A::value_type, typename B::value_type>) {
     (void)diagnostic::element_types_differ<Call, typename A::value_type, typename B::value_type>{};

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <boost/mp11/algorithm.hpp>
 #include <boost/mp11/bind.hpp>
@@ -18,6 +19,7 @@
 #include <dimtensor/autograd/graph.hpp>
 #include <dimtensor/backends/cpu/assign.hpp>
 #include <dimtensor/backends/cpu/storage.hpp>
+#include <dimtensor/backends/cpu/strided_copy.hpp>
 #include <dimtensor/core/broadcast.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
@@ -26,6 +28,10 @@
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/evaluator.hpp>
 #include <dimtensor/core/shape.hpp>
+
+#if defined(DIMTENSOR_DEFAULT_BACKEND)
+#include <dimtensor/backends/thrust.hpp>
+#endif
 
 namespace dimtensor {
 
@@ -45,9 +51,20 @@ void record_copy(std::string_view name, Out& result, Out const& x);
 }  // namespace detail
 }  // namespace autograd
 
-/// @brief A tensor on the CPU backend: `tensor<float, Batch, Queries, Hidden::fixed<8>>`.
+#if defined(DIMTENSOR_DEFAULT_BACKEND)
+/// The backend of `tensor<T, ...>`, of the factories and of the modules when
+/// none is named: `cpu`, or the one `DIMTENSOR_DEFAULT_BACKEND` names.
+using default_backend = DIMTENSOR_DEFAULT_BACKEND;
+#else
+/// The backend of `tensor<T, ...>`, of the factories and of the modules when
+/// none is named: `cpu`, or the one `DIMTENSOR_DEFAULT_BACKEND` names.
+using default_backend = cpu;
+#endif
+
+/// @brief A tensor on the default backend (`cpu` unless `DIMTENSOR_DEFAULT_BACKEND`
+/// says otherwise): `tensor<float, Batch, Queries, Hidden::fixed<8>>`.
 template <class T, class... Specs>
-using tensor = basic_tensor<cpu, T, Specs...>;
+using tensor = basic_tensor<default_backend, T, Specs...>;
 
 namespace detail {
 
@@ -126,6 +143,24 @@ struct uninitialized_t {};
 
 }  // namespace detail
 
+namespace detail {
+/// @p n elements of T in host memory, uninitialized: where elements are
+/// staged on their way to a device (a `std::vector<bool>` has no data()).
+template <class T>
+std::unique_ptr<T[]> host_buffer(index_t n) {
+  return std::unique_ptr<T[]>(new T[static_cast<std::size_t>(n > 0 ? n : 1)]);
+}
+
+/// The element at @p p of @p Backend's memory, read from the host (a copy of
+/// one element where the memory is a device's).
+template <class Backend, class T>
+T read_element(Backend, T const* p) {
+  T v{};
+  backend_copy_to_host(Backend{}, &v, p, 1);
+  return v;
+}
+}  // namespace detail
+
 /// Tag asking a constructor not to initialize the elements.
 inline constexpr detail::uninitialized_t uninitialized{};
 
@@ -194,8 +229,15 @@ class basic_tensor {
     extents_type ext{};
     detail::nested_extents<rank>(init, ext, 0);
     *this = basic_tensor(uninitialized, ext);
-    T* out = data_;
-    detail::nested_copy<T, rank>(init, extents_, detail::names_of<specs>::value, 0, out);
+    if constexpr (Backend::host_accessible) {
+      T* out = data_;
+      detail::nested_copy<T, rank>(init, extents_, detail::names_of<specs>::value, 0, out);
+    } else {
+      auto const staged = detail::host_buffer<T>(size());
+      T* out = staged.get();
+      detail::nested_copy<T, rank>(init, extents_, detail::names_of<specs>::value, 0, out);
+      backend_copy_from_host(Backend{}, data_, static_cast<T const*>(staged.get()), size());
+    }
   }
 
   /// A view over existing storage (used by the structural ops).
@@ -274,6 +316,11 @@ class basic_tensor {
       (void)diagnostic::missing_index<call::element_access,
                                       detail::first_foreign<detail::tags_of<specs>, given>, specs>{};
       return *data_;
+    } else if constexpr (!Backend::host_accessible) {
+      static_assert(Backend::host_accessible,
+                    "dimtensor: element access reads host memory; this tensor's elements are in device memory: "
+                    "copy it first with dimtensor::to<dimtensor::cpu>(x), or read one element with item()");
+      return *data_;
     } else {
       return data_[offset_of(index...)];
     }
@@ -298,7 +345,7 @@ class basic_tensor {
       throw shape_error("item: the tensor " + detail::shape_string<specs>(extents_) + " has " +
                         std::to_string(size()) + " elements, not 1");
     }
-    return *data_;
+    return detail::read_element(Backend{}, static_cast<T const*>(data_));
   }
 
   /// A contiguous copy with its own storage.
@@ -540,7 +587,7 @@ class basic_tensor {
   static constexpr bool check_convertible() {
     using ES = typename E::specs;
     if constexpr (!std::is_same_v<typename E::backend, Backend>) {
-      static_assert(diagnostic::always_false<E>, "dimtensor: the expression lives on another backend; move it explicitly");
+      (void)diagnostic::backends_differ<call::tensor, typename E::backend, Backend>{};
       return false;
     } else if constexpr (!std::is_same_v<typename E::value_type, T>) {
       (void)diagnostic::element_types_differ<call::tensor, T, typename E::value_type>{};
@@ -572,10 +619,7 @@ class basic_tensor {
 
   void fill_value(T v) {
     if (data_ == nullptr) return;
-    index_t const n = size();
-    backends::cpu::parallel_for(n, 1, [&](index_t b, index_t e) {
-      for (index_t i = b; i < e; ++i) data_[i] = v;
-    });
+    backend_fill(Backend{}, data_, size(), v);
   }
 
   // Evaluates e into this freshly allocated, contiguous tensor.
@@ -586,18 +630,7 @@ class basic_tensor {
 
   // Copies a contiguous tensor of the same extents into this strided view.
   void write_strided(basic_tensor const& src) {
-    auto ev = detail::bind_strided<T, rank, rank>(src.data_, src.extents_, src.strides_, extents_);
-    index_t const n = size();
-    extents_type idx{};
-    for (index_t k = 0; k < n; ++k) {
-      index_t off = 0;
-      for (std::size_t d = 0; d < rank; ++d) off += idx[d] * strides_[d];
-      data_[off] = ev.at_flat(k);
-      for (std::size_t d = rank; d-- > 0;) {
-        if (++idx[d] < extents_[d]) break;
-        idx[d] = 0;
-      }
-    }
+    backend_strided_copy(Backend{}, data_, strides_, static_cast<T const*>(src.data_), src.strides_, extents_);
   }
 
   std::shared_ptr<storage_type> storage_;

@@ -16,6 +16,9 @@
 /// truncated data, a shape too large for the file) is an `io_error`, never a
 /// crash: the header length is capped and the data size is checked against
 /// the file size before anything is allocated.
+///
+/// Tensors of every backend load and save; elements the host cannot reach
+/// (`cuda`) pass through a cpu copy.
 
 #include <algorithm>
 #include <array>
@@ -43,6 +46,7 @@
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/core/tensor.hpp>
+#include <dimtensor/ops/to.hpp>
 
 namespace dimtensor {
 
@@ -472,26 +476,17 @@ constexpr bool check_npy_target() {
     static_assert(diagnostic::always_false<Tensor>,
                   "dimtensor::load_npy<Tensor>: Tensor must be a tensor type, e.g. tensor<float, Batch>");
     return false;
-  } else if constexpr (!std::is_same_v<typename Tensor::backend, cpu>) {
-    static_assert(diagnostic::always_false<Tensor>,
-                  "dimtensor::load_npy<Tensor>: load into a cpu tensor, then move it to its backend");
-    return false;
   } else {
     return true;
   }
 }
 
 template <class Tensor>
-inline constexpr bool npy_target_ok_v = [] {
-  if constexpr (is_tensor_v<Tensor>) {
-    return std::is_same_v<typename Tensor::backend, cpu>;
-  } else {
-    return false;
-  }
-}();
+inline constexpr bool npy_target_ok_v = is_tensor_v<Tensor>;
 
+/// load_npy into a tensor whose elements the host writes directly.
 template <class Tensor>
-Tensor load_npy_impl(std::istream& in, std::string_view name, bool whole_file) {
+Tensor load_npy_host(std::istream& in, std::string_view name, bool whole_file) {
   using T = typename Tensor::value_type;
   using specs = typename Tensor::specs;
   constexpr std::string_view op = "load_npy";
@@ -588,12 +583,25 @@ Tensor load_npy_impl(std::istream& in, std::string_view name, bool whole_file) {
   return t;
 }
 
+/// load_npy into any tensor: on a backend the host cannot write, the file is
+/// read into a cpu tensor which is then copied to the backend.
+template <class Tensor>
+Tensor load_npy_impl(std::istream& in, std::string_view name, bool whole_file) {
+  using T = typename Tensor::value_type;
+  using specs = typename Tensor::specs;
+  if constexpr (!Tensor::backend::host_accessible) {
+    return to<typename Tensor::backend>(load_npy_host<tensor_with_dims<cpu, T, specs>>(in, name, whole_file));
+  } else {
+    return load_npy_host<Tensor>(in, name, whole_file);
+  }
+}
+
 }  // namespace detail
 
 /// @brief Loads one array from an `.npy` stream into a new tensor of type
-/// @p Tensor (a CPU `basic_tensor`), leaving the stream after its data (so
-/// arrays saved one after another into one stream load one after another);
-/// @p name prefixes error messages.  Checks as load_npy(path) does.
+/// @p Tensor (a `basic_tensor` of any backend), leaving the stream after its
+/// data (so arrays saved one after another into one stream load one after
+/// another); @p name prefixes error messages.  Checks as load_npy(path) does.
 template <class Tensor>
 Tensor load_npy(std::istream& in, std::string_view name) {
   if constexpr (!detail::npy_target_ok_v<Tensor>) {
@@ -612,7 +620,8 @@ Tensor load_npy(std::istream& in, std::string_view name) {
 /// The file's dtype must be the tensor's element type exactly (no
 /// conversion), its rank the tensor's rank, its extents the tensor's static
 /// extents; the data must be C order and exactly as long as the shape says
-/// (no trailing bytes).
+/// (no trailing bytes).  On a backend the host cannot write (`cuda`) the
+/// data is read on the host and then copied to the backend.
 /// Every failure is an `io_error` whose message names the call, the file and
 /// what disagrees (`load_npy: x.npy: dtype <f8 (float64) but the tensor holds float32 …`).
 template <class Tensor>
@@ -632,13 +641,12 @@ Tensor load_npy(std::filesystem::path const& path) {
 }
 
 /// @brief Writes an expression to an `.npy` stream (C order, dtype of its
-/// element type); evaluates it first if it is not a tensor.
+/// element type); evaluates it first if it is not a tensor, and copies its
+/// elements to the host when the host cannot read them (`cuda`).
 template <Expression E>
 void save_npy(std::ostream& out, E const& x) {
-  static_assert(std::is_same_v<typename E::backend, cpu>,
-                "dimtensor::save_npy: move the tensor to the cpu backend first");
   using T = typename E::value_type;
-  auto const t = eval(x).contiguous();
+  auto const t = detail::to_host(x);
   auto const shape = detail::shape_vector(t.extents());
   write_npy_header(out, detail::npy_dtype<T>::descr, shape);
   index_t const n = t.size();

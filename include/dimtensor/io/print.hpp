@@ -20,11 +20,17 @@
 /// outermost first; `dims=[]` at rank 0), then `dtype=float64` or
 /// `dtype=int32` for element types PyTorch would not print without a dtype
 /// (every type but float, std::int64_t and bool; every type but float when
-/// the tensor is empty, since no element shows the type then):
+/// the tensor is empty, since no element shows the type then).  Between the
+/// two, `backend=thrust_omp` (the backend's `name`) when the tensor is not on
+/// `default_backend`, as PyTorch prints `device='cuda:0'`:
 ///
 ///     tensor([[0.4324, 0.5676, 0.0000, 0.0000],
 ///             [0.2216, 0.3351, 0.4433, 0.0000]], dims=[Queries=2, KVPairs=4])
 ///     tensor(3.5000, dims=[])
+///     tensor([1., 2.], dims=[Batch=2], backend=cuda, dtype=float64)
+///
+/// The elements of a backend the host cannot read (`cuda`) are copied to the
+/// host first.
 
 #include <algorithm>
 #include <array>
@@ -43,6 +49,7 @@
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/core/tensor.hpp>
+#include <dimtensor/ops/to.hpp>
 
 namespace dimtensor {
 
@@ -270,14 +277,18 @@ constexpr std::string_view print_dtype_name() {
 
 /// @brief The text `std::cout << x` prints: PyTorch's layout of the elements
 /// and `dims=[…]` (see the file comment for the exact rules).  An expression
-/// is evaluated first.
+/// is evaluated first, on its backend; elements the host cannot read are
+/// copied to the host.
 template <Expression E>
 std::string to_string(E const& x, print_options const& opts = {}) {
-  static_assert(std::is_same_v<typename E::backend, cpu>, "dimtensor::to_string: move the tensor to the cpu backend first");
   using T = typename E::value_type;
-  auto const t = eval(x).contiguous();
+  using B = typename E::backend;
+  auto const t = detail::to_host(x);
   constexpr std::string_view prefix = "tensor(";
   std::vector<std::string> suffixes{"dims=" + detail::shape_string<typename E::specs>(t.extents())};
+  if constexpr (!std::is_same_v<B, default_backend>) {
+    suffixes.push_back("backend=" + std::string(B::name));
+  }
   std::string body;
   if (t.size() == 0) {
     body = "[]";

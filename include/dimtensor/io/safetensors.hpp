@@ -56,6 +56,7 @@
 #include <dimtensor/core/tensor.hpp>
 #include <dimtensor/io/detail/json.hpp>
 #include <dimtensor/io/npy.hpp>
+#include <dimtensor/ops/to.hpp>
 
 namespace dimtensor {
 
@@ -211,13 +212,7 @@ inline std::string safetensors_offsets_string(safetensors_entry const& e) {
 
 /// Whether safetensors_reader::load can load into Tensor.
 template <class Tensor>
-inline constexpr bool safetensors_target_ok_v = [] {
-  if constexpr (is_tensor_v<Tensor>) {
-    return std::is_same_v<typename Tensor::backend, cpu>;
-  } else {
-    return false;
-  }
-}();
+inline constexpr bool safetensors_target_ok_v = is_tensor_v<Tensor>;
 
 /// Reports (once) why Tensor cannot be loaded into.
 template <class Tensor>
@@ -226,9 +221,6 @@ constexpr void check_safetensors_target() {
     static_assert(
         diagnostic::always_false<Tensor>,
         "dimtensor::safetensors_reader::load<Tensor>: Tensor must be a tensor type, e.g. tensor<float, Batch>");
-  } else if constexpr (!std::is_same_v<typename Tensor::backend, cpu>) {
-    static_assert(diagnostic::always_false<Tensor>,
-                  "dimtensor::safetensors_reader::load<Tensor>: load into a cpu tensor, then move it to its backend");
   }
 }
 
@@ -319,7 +311,8 @@ class safetensors_reader {
   std::uint64_t header_size() const noexcept { return header_size_; }
 
   /// @brief The tensor stored under @p key as a new `Tensor`
-  /// (`tensor<float, Hidden, KeyFeat>`, a CPU tensor).
+  /// (`tensor<float, Hidden, KeyFeat>`, of any backend: on one the host
+  /// cannot write, `cuda`, the data is read on the host and then copied).
   ///
   /// The file's rank must be the tensor type's, its extents the type's static
   /// extents, and its dtype the element type (F32 ↔ float, F64 ↔ double,
@@ -335,6 +328,9 @@ class safetensors_reader {
       detail::check_safetensors_target<Tensor>();
       (void)key;
       return Tensor{};
+    } else if constexpr (!Tensor::backend::host_accessible) {
+      using host_t = tensor_with_dims<cpu, typename Tensor::value_type, typename Tensor::specs>;
+      return to<typename Tensor::backend>(load_impl<host_t>(key));
     } else {
       return load_impl<Tensor>(key);
     }
@@ -644,18 +640,17 @@ class safetensors_reader {
 /// padded with spaces to a multiple of 8 bytes; then the data in that order.
 class safetensors_writer {
  public:
-  /// @brief Adds @p tensor (any expression: evaluated, copied in row-major
-  /// order, so later changes to it do not show in the file) under @p key.
+  /// @brief Adds @p tensor (any expression of any backend: evaluated,
+  /// copied in row-major order to the host, so later changes to it do not
+  /// show in the file) under @p key.
   ///
   /// `value_error` when @p key is empty, is `__metadata__`, is not valid
   /// UTF-8, or was added before.
   template <Expression E>
   void add(std::string key, E const& tensor) {
-    static_assert(std::is_same_v<typename E::backend, cpu>,
-                  "dimtensor::safetensors_writer::add: move the tensor to the cpu backend first");
     using T = typename E::value_type;
     check_key("add", key, tensors_.contains(key));
-    auto const t = eval(tensor).contiguous();
+    auto const t = detail::to_host(tensor);
     pending p;
     p.dtype = detail::safetensors_dtype_of<T>;
     p.shape = detail::shape_vector(t.extents());

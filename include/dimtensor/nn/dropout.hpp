@@ -13,6 +13,7 @@
 #include <dimtensor/core/tensor.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/random.hpp>
+#include <dimtensor/ops/to.hpp>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -33,10 +34,12 @@ auto named_extent_of(index_t n) {
   }
 }
 
-/// `bernoulli<T>(gen, p, …)` of the dims and extents of a tensor of specs L.
-template <class T, class L, std::size_t R, std::size_t... I>
+/// `bernoulli<T>(gen, p, …)` of the dims and extents of a tensor of specs L,
+/// on @p Backend: drawn on the host, so a seed gives the same mask on every
+/// backend.
+template <class Backend, class T, class L, std::size_t R, std::size_t... I>
 auto bernoulli_like(generator& gen, double p, std::array<index_t, R> const& ext, std::index_sequence<I...>) {
-  return bernoulli<T>(gen, p, named_extent_of<boost::mp11::mp_at_c<L, I>>(ext[I])...);
+  return dimtensor::to<Backend>(bernoulli<T>(gen, p, named_extent_of<boost::mp11::mp_at_c<L, I>>(ext[I])...));
 }
 
 }  // namespace detail
@@ -46,7 +49,9 @@ auto bernoulli_like(generator& gen, double p, std::array<index_t, R> const& ext,
 /// identity.
 ///
 /// Starts in training mode, as PyTorch modules do.  The mask is drawn from
-/// the module's own generator, so a seed fixes the masks of a run.
+/// the module's own generator, so a seed fixes the masks of a run; it is
+/// drawn on the host and moved to the input's backend, so a seed gives the
+/// same masks on every backend.
 class dropout {
  public:
   /// Drops with probability @p p, in [0, 1) (`value_error` otherwise),
@@ -85,7 +90,7 @@ class dropout {
       if (!training_ || p_ == 0) return result_type(dimtensor::eval(x));
       auto const xt = dimtensor::eval(x);
       using T = typename result_type::value_type;
-      auto const mask = detail::bernoulli_like<T, typename result_type::specs>(
+      auto const mask = detail::bernoulli_like<typename result_type::backend, T, typename result_type::specs>(
           gen_, 1.0 - p_, xt.extents(), std::make_index_sequence<result_type::rank>{});
       return result_type(xt * mask / static_cast<T>(1.0 - p_));
     }

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// @brief `nn::embedding<Vocab, Feat, T>`: PyTorch's `nn.Embedding`, named by
-/// the dims it maps.
+/// @brief `nn::embedding<Vocab, Feat, T, Backend>`: PyTorch's `nn.Embedding`,
+/// named by the dims it maps.
 ///
 /// `embedding<Vocab, Embed>` maps a tensor of token indices of any dims to
 /// their feature vectors, Embed appended: [Batch, Steps] → [Batch, Steps,
@@ -20,6 +20,7 @@
 #include <dimtensor/core/tensor.hpp>
 #include <dimtensor/ops/index_select.hpp>
 #include <dimtensor/ops/random.hpp>
+#include <dimtensor/ops/to.hpp>
 
 namespace dimtensor {
 
@@ -45,16 +46,17 @@ namespace nn {
 
 namespace detail {
 
-/// What is wrong with looking up indices of type I in embedding<Vocab, Feat>.
-template <class Vocab, class Feat, class I>
+/// What is wrong with looking up indices of type I in embedding<Vocab, Feat,
+/// T, Backend>.
+template <class Vocab, class Feat, class Backend, class I>
 constexpr auto embedding_diagnosis() {
   if constexpr (is_ill_formed_v<I>) {
     return std::type_identity<ill_formed>{};
   } else {
     using X = expr_t<I>;
     using idx_t = typename X::value_type;
-    if constexpr (!std::is_same_v<typename X::backend, cpu>) {
-      return std::type_identity<diagnostic::backends_differ<call::embedding, typename X::backend, cpu>>{};
+    if constexpr (!std::is_same_v<typename X::backend, Backend>) {
+      return std::type_identity<diagnostic::backends_differ<call::embedding, typename X::backend, Backend>>{};
     } else if constexpr (!std::is_same_v<idx_t, std::int32_t> && !std::is_same_v<idx_t, std::int64_t>) {
       return std::type_identity<diagnostic::indices_not_integer<call::embedding, idx_t>>{};
     } else if constexpr (dimtensor::detail::contains_v<Feat, typename X::specs> ||
@@ -72,16 +74,20 @@ constexpr auto embedding_diagnosis() {
 /// rows of Feat features, looked up by index.
 ///
 /// `weight` is [Vocab, Feat] (PyTorch's layout and `state_dict` key), drawn
-/// from N(0, 1) as PyTorch draws it, and requires gradients.
-template <class Vocab, class Feat, class T = float>
+/// from N(0, 1) as PyTorch draws it (on the host, so a seed gives the same
+/// table on every backend), and requires gradients.  The table lives on
+/// @p Backend, and so must the indices.
+template <class Vocab, class Feat, class T = float, class Backend = default_backend>
 class embedding {
   static_assert(DimTag<Vocab> && DimTag<Feat>,
                 "dimtensor: embedding<Vocab, Feat, T> needs dimension tags declared with DIMTENSOR_DIM");
   static_assert(std::is_floating_point_v<T>, "dimtensor: embedding<Vocab, Feat, T> needs a floating-point T");
 
  public:
+  /// The backend of the table and of the indices it looks up.
+  using backend = Backend;
   /// The weight's type, [Vocab, Feat].
-  using weight_type = tensor<T, Vocab, Feat>;
+  using weight_type = basic_tensor<Backend, T, Vocab, Feat>;
 
   /// The table, [Vocab, Feat].
   weight_type weight;
@@ -94,7 +100,7 @@ class embedding {
                         std::to_string(vocab_size.value) + " and " + std::string(dim_name_v<Feat>) + " " +
                         std::to_string(features.value));
     }
-    weight = randn<T>(gen, vocab_size, features);
+    weight = dimtensor::to<Backend>(randn<T>(gen, vocab_size, features));
     weight.requires_grad_();
   }
   /// As above, drawing from `default_generator()`.
@@ -108,14 +114,15 @@ class embedding {
   /// @brief The rows of the weight the @p indices name: the indices' dims
   /// with Feat appended.
   ///
-  /// The indices hold std::int32_t or std::int64_t (`indices_not_integer`
+  /// The indices live on Backend (`backends_differ` otherwise), hold
+  /// std::int32_t or std::int64_t (`indices_not_integer`
   /// otherwise) and have neither Vocab nor Feat
   /// (`embedding_indices_have_dim`); an index outside [0, num_embeddings())
   /// is a `value_error` naming it and Vocab.
   template <class I>
     requires(Expression<expr_t<I>> || is_ill_formed_v<I>)
   auto operator()(I const& indices) const {
-    using diagnosis = typename decltype(detail::embedding_diagnosis<Vocab, Feat, I>())::type;
+    using diagnosis = typename decltype(detail::embedding_diagnosis<Vocab, Feat, Backend, I>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless the indices were ill_formed
       return ill_formed{};

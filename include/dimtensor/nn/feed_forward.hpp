@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// @brief `nn::feed_forward<In, Hidden, Out, T>`: d2l's `PositionWiseFFN`,
+/// @brief `nn::feed_forward<In, Hidden, Out, T, Backend>`: d2l's `PositionWiseFFN`,
 /// two dense layers with a ReLU between, applied at every position.
 ///
 /// `feed_forward<Feat, FFNHidden, Feat>` maps a tensor's Feat dim through
@@ -28,8 +28,9 @@ namespace dimtensor::nn {
 ///
 /// In and Out may be the same dim (the Transformer's case); Hidden must
 /// differ from both.  Applying it to a tensor without In is linear's
-/// compile error, naming `linear<In, Hidden>`.
-template <class In, class Hidden, class Out = In, class T = float>
+/// compile error, naming `linear<In, Hidden>`.  Both layers live on
+/// @p Backend.
+template <class In, class Hidden, class Out = In, class T = float, class Backend = default_backend>
 class feed_forward {
   static_assert(DimTag<In> && DimTag<Hidden> && DimTag<Out>,
                 "dimtensor: feed_forward<In, Hidden, Out, T> needs dimension tags declared with DIMTENSOR_DIM");
@@ -37,10 +38,12 @@ class feed_forward {
                 "dimtensor: feed_forward<In, Hidden, Out> needs a hidden dim of its own (In and Out may be the same)");
 
  public:
+  /// The backend of the layers and of the input.
+  using backend = Backend;
   /// In → Hidden.
-  linear<In, Hidden, T> dense1;
+  linear<In, Hidden, T, Backend> dense1;
   /// Hidden → Out.
-  linear<Hidden, Out, T> dense2;
+  linear<Hidden, Out, T, Backend> dense2;
 
   /// d2l's `PositionWiseFFN(ffn_num_input, ffn_num_hiddens, ffn_num_outputs)`,
   /// both layers with bias, drawn from @p gen in that order (as `nn.Linear`).

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// @brief `nn::gru<Time, Batch, In, Hidden, T>`: PyTorch's `nn.GRU`
+/// @brief `nn::gru<Time, Batch, In, Hidden, T, Backend>`: PyTorch's `nn.GRU`
 /// (multi-layer, dropout between layers), named by the dims it maps.
 ///
 /// The template names the input's dims: its sequence dim Time, its batch
@@ -50,6 +50,7 @@
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/permute.hpp>
 #include <dimtensor/ops/random.hpp>
+#include <dimtensor/ops/to.hpp>
 
 namespace dimtensor {
 
@@ -99,16 +100,16 @@ Out view_of(Src const& src, index_t offset, typename Out::extents_type const& ex
   return Out(src.storage(), src.data() + offset, ext, str);
 }
 
-/// What is wrong with applying gru<Time, Batch, In, …, T> to an X: a
-/// diagnostic class (named, not yet instantiated), `ill_formed`, or void.
-template <class Time, class Batch, class In, class T, class X>
+/// What is wrong with applying gru<Time, Batch, In, …, T, Backend> to an X:
+/// a diagnostic class (named, not yet instantiated), `ill_formed`, or void.
+template <class Time, class Batch, class In, class T, class Backend, class X>
 constexpr auto gru_input_diagnosis() {
   if constexpr (is_ill_formed_v<X>) {
     return std::type_identity<ill_formed>{};
   } else {
     using specs = typename expr_t<X>::specs;
-    if constexpr (!std::is_same_v<typename expr_t<X>::backend, cpu>) {
-      return std::type_identity<diagnostic::backends_differ<call::gru, typename expr_t<X>::backend, cpu>>{};
+    if constexpr (!std::is_same_v<typename expr_t<X>::backend, Backend>) {
+      return std::type_identity<diagnostic::backends_differ<call::gru, typename expr_t<X>::backend, Backend>>{};
     } else if constexpr (!std::is_same_v<typename expr_t<X>::value_type, T>) {
       return std::type_identity<diagnostic::element_types_differ<call::gru, typename expr_t<X>::value_type, T>>{};
     } else if constexpr (dimtensor::detail::rank_v<specs> != 3 || !dimtensor::detail::contains_v<Time, specs> ||
@@ -120,15 +121,15 @@ constexpr auto gru_input_diagnosis() {
   }
 }
 
-/// What is wrong with a state S for gru<…, Batch, …, Hidden, T>.
-template <class Batch, class Hidden, class T, class S>
+/// What is wrong with a state S for gru<…, Batch, …, Hidden, T, Backend>.
+template <class Batch, class Hidden, class T, class Backend, class S>
 constexpr auto gru_state_diagnosis() {
   if constexpr (is_ill_formed_v<S>) {
     return std::type_identity<ill_formed>{};
   } else {
     using specs = typename expr_t<S>::specs;
-    if constexpr (!std::is_same_v<typename expr_t<S>::backend, cpu>) {
-      return std::type_identity<diagnostic::backends_differ<call::gru, typename expr_t<S>::backend, cpu>>{};
+    if constexpr (!std::is_same_v<typename expr_t<S>::backend, Backend>) {
+      return std::type_identity<diagnostic::backends_differ<call::gru, typename expr_t<S>::backend, Backend>>{};
     } else if constexpr (!std::is_same_v<typename expr_t<S>::value_type, T>) {
       return std::type_identity<diagnostic::element_types_differ<call::gru, typename expr_t<S>::value_type, T>>{};
     } else if constexpr (!std::is_same_v<dimtensor::detail::tags_of<specs>, dims<Layers, Batch, Hidden>>) {
@@ -142,26 +143,27 @@ constexpr auto gru_state_diagnosis() {
 }  // namespace detail
 
 /// @brief The parameters of one GRU layer reading the features In (the
-/// network's input for the first layer, Hidden above it).
-template <class In, class Hidden, class T = float>
+/// network's input for the first layer, Hidden above it), on @p Backend.
+template <class In, class Hidden, class T = float, class Backend = default_backend>
 struct gru_layer {
   /// W_ir, W_iz, W_in stacked: [Gates, In], PyTorch's `weight_ih_l{k}`.
-  tensor<T, Gates, In> weight_ih;
+  basic_tensor<Backend, T, Gates, In> weight_ih;
   /// W_hr, W_hz, W_hn stacked: [Gates, Hidden], PyTorch's `weight_hh_l{k}`.
-  tensor<T, Gates, Hidden> weight_hh;
+  basic_tensor<Backend, T, Gates, Hidden> weight_hh;
   /// b_ir, b_iz, b_in: [Gates], PyTorch's `bias_ih_l{k}`.
-  tensor<T, Gates> bias_ih;
+  basic_tensor<Backend, T, Gates> bias_ih;
   /// b_hr, b_hz, b_hn: [Gates], PyTorch's `bias_hh_l{k}`.
-  tensor<T, Gates> bias_hh;
+  basic_tensor<Backend, T, Gates> bias_hh;
 
   /// Draws every parameter, in PyTorch's order, uniform in [-1/√H, 1/√H)
-  /// (`nn.GRU.reset_parameters`), each requiring gradients.
+  /// (`nn.GRU.reset_parameters`; on the host, so a seed gives the same
+  /// numbers on every backend), each requiring gradients.
   gru_layer(index_t in, index_t hidden, generator& gen) {
     double const bound = 1.0 / std::sqrt(static_cast<double>(hidden));
-    weight_ih = uniform<T>(gen, -bound, bound, Gates(3 * hidden), In(in));
-    weight_hh = uniform<T>(gen, -bound, bound, Gates(3 * hidden), Hidden(hidden));
-    bias_ih = uniform<T>(gen, -bound, bound, Gates(3 * hidden));
-    bias_hh = uniform<T>(gen, -bound, bound, Gates(3 * hidden));
+    weight_ih = dimtensor::to<Backend>(uniform<T>(gen, -bound, bound, Gates(3 * hidden), In(in)));
+    weight_hh = dimtensor::to<Backend>(uniform<T>(gen, -bound, bound, Gates(3 * hidden), Hidden(hidden)));
+    bias_ih = dimtensor::to<Backend>(uniform<T>(gen, -bound, bound, Gates(3 * hidden)));
+    bias_hh = dimtensor::to<Backend>(uniform<T>(gen, -bound, bound, Gates(3 * hidden)));
     weight_ih.requires_grad_();
     weight_hh.requires_grad_();
     bias_ih.requires_grad_();
@@ -181,29 +183,29 @@ struct gru_layer {
 namespace detail {
 
 /// What one GRU layer keeps of its forward pass for the backward one.
-template <class Time, class Batch, class Hidden, class D, class T>
+template <class Time, class Batch, class Hidden, class D, class T, class Backend>
 struct gru_saved {
   /// The layer's input, time-major and contiguous.
-  tensor<T, Time, Batch, D> xs;
+  basic_tensor<Backend, T, Time, Batch, D> xs;
   /// hs[0] the initial state, hs[t + 1] the state after step t.
-  tensor<T, Time, Batch, Hidden> hs;
+  basic_tensor<Backend, T, Time, Batch, Hidden> hs;
   /// The gates r and z, the candidate n and W_hn h + b_hn of every step.
-  tensor<T, Time, Batch, Hidden> r, z, n, hn;
+  basic_tensor<Backend, T, Time, Batch, Hidden> r, z, n, hn;
 };
 
 /// The forward pass of one GRU layer over a whole sequence, unrecorded.
-template <class Time, class Batch, class Hidden, class D, class T, class X, class H>
-gru_saved<Time, Batch, Hidden, D, T> gru_layer_pass(gru_layer<D, Hidden, T> const& p, X const& x,
-                                                    std::optional<H> const& h0, index_t layer) {
-  using seq_t = tensor<T, Time, Batch, Hidden>;
-  using step_t = tensor<T, Batch, Hidden>;
-  using gates_t = tensor<T, Time, Batch, Gates>;
-  using step_gates_t = tensor<T, Batch, Gates>;
-  using input_t = tensor<T, Time, Batch, D>;
+template <class Time, class Batch, class Hidden, class D, class T, class Backend, class X, class H>
+gru_saved<Time, Batch, Hidden, D, T, Backend> gru_layer_pass(gru_layer<D, Hidden, T, Backend> const& p, X const& x,
+                                                             std::optional<H> const& h0, index_t layer) {
+  using seq_t = basic_tensor<Backend, T, Time, Batch, Hidden>;
+  using step_t = basic_tensor<Backend, T, Batch, Hidden>;
+  using gates_t = basic_tensor<Backend, T, Time, Batch, Gates>;
+  using step_gates_t = basic_tensor<Backend, T, Batch, Gates>;
+  using input_t = basic_tensor<Backend, T, Time, Batch, D>;
 
   autograd::no_grad const guard;
   auto const tm = dimtensor::permute<Time, Batch, D>(x.detach()).contiguous();
-  gru_saved<Time, Batch, Hidden, D, T> s{input_t(tm.storage(), tm.data(), tm.extents(), tm.strides()), {}, {}, {}, {},
+  gru_saved<Time, Batch, Hidden, D, T, Backend> s{input_t(tm.storage(), tm.data(), tm.extents(), tm.strides()), {}, {}, {}, {},
                                          {}};
   index_t const steps = s.xs.extents()[0];
   index_t const batch = s.xs.extents()[1];
@@ -248,13 +250,14 @@ gru_saved<Time, Batch, Hidden, D, T> gru_layer_pass(gru_layer<D, Hidden, T> cons
 /// @brief Back-propagation through time for one layer: from @p g, the
 /// gradient of the layer's outputs, hands gradients to the input @p x,
 /// the parameters @p p and the initial state @p h0 (entry @p layer).
-template <class Time, class Batch, class Hidden, class D, class T, class X, class H>
-void gru_layer_backward(tensor<T, Time, Batch, Hidden> const& g, gru_saved<Time, Batch, Hidden, D, T> const& s,
-                        gru_layer<D, Hidden, T> const& p, X const& x, std::optional<H> const& h0, index_t layer) {
-  using step_t = tensor<T, Batch, Hidden>;
-  using gates_t = tensor<T, Time, Batch, Gates>;
-  using step_gates_t = tensor<T, Batch, Gates>;
-  using rows_gates_t = tensor<T, TimeBatch, Gates>;
+template <class Time, class Batch, class Hidden, class D, class T, class Backend, class X, class H>
+void gru_layer_backward(basic_tensor<Backend, T, Time, Batch, Hidden> const& g,
+                        gru_saved<Time, Batch, Hidden, D, T, Backend> const& s, gru_layer<D, Hidden, T, Backend> const& p,
+                        X const& x, std::optional<H> const& h0, index_t layer) {
+  using step_t = basic_tensor<Backend, T, Batch, Hidden>;
+  using gates_t = basic_tensor<Backend, T, Time, Batch, Gates>;
+  using step_gates_t = basic_tensor<Backend, T, Batch, Gates>;
+  using rows_gates_t = basic_tensor<Backend, T, TimeBatch, Gates>;
 
   index_t const steps = s.r.extents()[0];
   index_t const batch = s.r.extents()[1];
@@ -295,12 +298,12 @@ void gru_layer_backward(tensor<T, Time, Batch, Hidden> const& g, gru_saved<Time,
   rows_gates_t const dgx_rows(dgx.storage(), dgx.data(), {rows, 3 * hidden}, {3 * hidden, 1});
   rows_gates_t const dgh_rows(dgh.storage(), dgh.data(), {rows, 3 * hidden}, {3 * hidden, 1});
   if (p.weight_ih.requires_grad()) {
-    tensor<T, TimeBatch, D> const x_rows(s.xs.storage(), s.xs.data(), {rows, s.xs.extents()[2]},
+    basic_tensor<Backend, T, TimeBatch, D> const x_rows(s.xs.storage(), s.xs.data(), {rows, s.xs.extents()[2]},
                                          {s.xs.extents()[2], 1});
     autograd::propagate(p.weight_ih, dimtensor::detail::contract_tensors<TimeBatch>("gru", dgx_rows, x_rows));
   }
   if (p.weight_hh.requires_grad()) {
-    tensor<T, TimeBatch, Hidden> const h_rows(s.hs.storage(), s.hs.data(), {rows, hidden}, {hidden, 1});
+    basic_tensor<Backend, T, TimeBatch, Hidden> const h_rows(s.hs.storage(), s.hs.data(), {rows, hidden}, {hidden, 1});
     autograd::propagate(p.weight_hh, dimtensor::detail::contract_tensors<TimeBatch>("gru", dgh_rows, h_rows));
   }
   autograd::propagate(p.bias_ih, dgx);  // summed over Time and Batch
@@ -322,10 +325,10 @@ void gru_layer_backward(tensor<T, Time, Batch, Hidden> const& g, gru_saved<Time,
 /// @p x has the dims Time, Batch and D in any order.  @p h0 is the
 /// network's initial state [Layers, Batch, Hidden] (entry @p layer is this
 /// layer's), or empty for zeros.
-template <class Time, class Batch, class Hidden, class D, class T, class X, class H>
-tensor<T, Time, Batch, Hidden> gru_layer_forward(gru_layer<D, Hidden, T> const& p, X const& x,
-                                                 std::optional<H> const& h0, index_t layer) {
-  using seq_t = tensor<T, Time, Batch, Hidden>;
+template <class Time, class Batch, class Hidden, class D, class T, class Backend, class X, class H>
+basic_tensor<Backend, T, Time, Batch, Hidden> gru_layer_forward(gru_layer<D, Hidden, T, Backend> const& p, X const& x,
+                                                                std::optional<H> const& h0, index_t layer) {
+  using seq_t = basic_tensor<Backend, T, Time, Batch, Hidden>;
   auto saved = gru_layer_pass<Time, Batch, Hidden>(p, x, h0, layer);
   auto const& ext = saved.r.extents();
   seq_t out(saved.hs.storage(), saved.hs.data() + ext[1] * ext[2], ext, saved.r.strides());
@@ -350,11 +353,12 @@ tensor<T, Time, Batch, Hidden> gru_layer_forward(gru_layer<D, Hidden, T> const& 
 
 /// @brief The last step of each layer's outputs @p ys, stacked:
 /// [Layers, Batch, Hidden], recorded (its gradient goes to each layer's last step).
-template <class Time, class Batch, class Hidden, class T>
-tensor<T, Layers, Batch, Hidden> gru_final_state(std::vector<tensor<T, Time, Batch, Hidden>> const& ys) {
-  using seq_t = tensor<T, Time, Batch, Hidden>;
-  using state_t = tensor<T, Layers, Batch, Hidden>;
-  using step_t = tensor<T, Batch, Hidden>;
+template <class Time, class Batch, class Hidden, class T, class Backend>
+basic_tensor<Backend, T, Layers, Batch, Hidden> gru_final_state(
+    std::vector<basic_tensor<Backend, T, Time, Batch, Hidden>> const& ys) {
+  using seq_t = basic_tensor<Backend, T, Time, Batch, Hidden>;
+  using state_t = basic_tensor<Backend, T, Layers, Batch, Hidden>;
+  using step_t = basic_tensor<Backend, T, Batch, Hidden>;
   auto const& ext = ys.front().extents();
   index_t const steps = ext[0];
   index_t const bh = ext[1] * ext[2];
@@ -402,14 +406,15 @@ tensor<T, Layers, Batch, Hidden> gru_final_state(std::vector<tensor<T, Time, Bat
 ///
 /// and the layers above the first read the outputs of the one below, through
 /// dropout with probability p in training mode.  The module starts in
-/// training mode (as PyTorch's); `eval()` turns dropout off.
+/// training mode (as PyTorch's); `eval()` turns dropout off.  Parameters,
+/// input, state and outputs live on @p Backend.
 ///
 /// @code
 /// dt::nn::gru<Time, Batch, Embed, Hidden> rnn(Embed(32), Hidden(64), 2, 0.1);   // d2l's Seq2SeqEncoder
 /// auto [outputs, state] = rnn(X);        // X [Time, Batch, Embed] → [Time, Batch, Hidden], [Layers, Batch, Hidden]
 /// auto [out2, state2] = rnn(Y, state);   // from a given state
 /// @endcode
-template <class Time, class Batch, class In, class Hidden, class T = float>
+template <class Time, class Batch, class In, class Hidden, class T = float, class Backend = default_backend>
 class gru {
   static_assert(DimTag<Time> && DimTag<Batch> && DimTag<In> && DimTag<Hidden>,
                 "dimtensor: gru<Time, Batch, In, Hidden, T> needs dimension tags declared with DIMTENSOR_DIM");
@@ -418,13 +423,15 @@ class gru {
  public:
   /// The element type.
   using value_type = T;
+  /// The backend of the parameters, the input, the state and the outputs.
+  using backend = Backend;
   /// The state, [Layers, Batch, Hidden].
-  using state_type = tensor<T, Layers, Batch, Hidden>;
+  using state_type = basic_tensor<Backend, T, Layers, Batch, Hidden>;
 
   /// The first layer's parameters (`weight_ih_l0`, … ), reading In.
-  gru_layer<In, Hidden, T> first_layer;
+  gru_layer<In, Hidden, T, Backend> first_layer;
   /// The parameters of layers 1, 2, …: `upper_layers[k - 1]` is layer k, reading Hidden.
-  std::vector<gru_layer<Hidden, Hidden, T>> upper_layers;
+  std::vector<gru_layer<Hidden, Hidden, T, Backend>> upper_layers;
   /// The dropout between layers (its own generator).
   nn::dropout dropout;
 
@@ -485,7 +492,7 @@ class gru {
   template <class X, class S>
     requires((Expression<expr_t<X>> || is_ill_formed_v<X>) && (Expression<expr_t<S>> || is_ill_formed_v<S>))
   auto operator()(X const& x, S const& state) {
-    using diagnosis = typename decltype(detail::gru_state_diagnosis<Batch, Hidden, T, S>())::type;
+    using diagnosis = typename decltype(detail::gru_state_diagnosis<Batch, Hidden, T, Backend, S>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless the state was ill_formed
       return ill_formed{};
@@ -512,9 +519,9 @@ class gru {
  private:
   template <class Self, class F>
   static void visit(Self& self, F& f, std::string const& prefix) {
-    gru_layer<In, Hidden, T>::visit(self.first_layer, f, prefix, "_l0");
+    gru_layer<In, Hidden, T, Backend>::visit(self.first_layer, f, prefix, "_l0");
     for (std::size_t k = 0; k < self.upper_layers.size(); ++k) {
-      gru_layer<Hidden, Hidden, T>::visit(self.upper_layers[k], f, prefix, "_l" + std::to_string(k + 1));
+      gru_layer<Hidden, Hidden, T, Backend>::visit(self.upper_layers[k], f, prefix, "_l" + std::to_string(k + 1));
     }
   }
 
@@ -530,12 +537,12 @@ class gru {
 
   template <class X, class H>
   auto run(X const& x, std::optional<H> const& h0) {
-    using diagnosis = typename decltype(detail::gru_input_diagnosis<Time, Batch, In, T, X>())::type;
+    using diagnosis = typename decltype(detail::gru_input_diagnosis<Time, Batch, In, T, Backend, X>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
       return ill_formed{};
     } else {
-      using seq_t = tensor<T, Time, Batch, Hidden>;
+      using seq_t = basic_tensor<Backend, T, Time, Batch, Hidden>;
       auto const xt = dimtensor::eval(x);
       using xt_t = std::remove_cvref_t<decltype(xt)>;
       index_t const in = xt.template extent<In>();

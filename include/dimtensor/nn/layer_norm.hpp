@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// @brief `nn::layer_norm<Feat, T>`: PyTorch's `nn.LayerNorm(d)`, normalizing
+/// @brief `nn::layer_norm<Feat, T, Backend>`: PyTorch's `nn.LayerNorm(d)`, normalizing
 /// over one named dim.
 ///
 /// PyTorch normalizes over the last dims; here the dim is named, so
@@ -37,14 +37,14 @@ namespace nn {
 
 namespace detail {
 
-/// What is wrong with applying layer_norm<Feat, T> to an X: a diagnostic
-/// class (named, not yet instantiated), `ill_formed`, or void.
-template <class Feat, class T, class X>
+/// What is wrong with applying layer_norm<Feat, T, Backend> to an X: a
+/// diagnostic class (named, not yet instantiated), `ill_formed`, or void.
+template <class Feat, class T, class Backend, class X>
 constexpr auto layer_norm_diagnosis() {
   if constexpr (is_ill_formed_v<X>) {
     return std::type_identity<ill_formed>{};
-  } else if constexpr (!std::is_same_v<typename expr_t<X>::backend, cpu>) {
-    return std::type_identity<diagnostic::backends_differ<call::layer_norm, typename expr_t<X>::backend, cpu>>{};
+  } else if constexpr (!std::is_same_v<typename expr_t<X>::backend, Backend>) {
+    return std::type_identity<diagnostic::backends_differ<call::layer_norm, typename expr_t<X>::backend, Backend>>{};
   } else if constexpr (!std::is_same_v<typename expr_t<X>::value_type, T>) {
     return std::type_identity<diagnostic::element_types_differ<call::layer_norm, typename expr_t<X>::value_type, T>>{};
   } else if constexpr (!dimtensor::detail::contains_v<Feat, typename expr_t<X>::specs>) {
@@ -60,15 +60,18 @@ constexpr auto layer_norm_diagnosis() {
 /// weight + bias, mean and (biased) variance taken over Feat.
 ///
 /// `weight` (ones) and `bias` (zeros) are [Feat], PyTorch's keys
-/// "weight" and "bias", and require gradients.
-template <class Feat, class T = float>
+/// "weight" and "bias", and require gradients.  They live on @p Backend,
+/// and so must the input.
+template <class Feat, class T = float, class Backend = default_backend>
 class layer_norm {
   static_assert(DimTag<Feat>, "dimtensor: layer_norm<Feat, T> needs a dimension tag declared with DIMTENSOR_DIM");
   static_assert(std::is_floating_point_v<T>, "dimtensor: layer_norm<Feat, T> needs a floating-point T");
 
  public:
+  /// The backend of the parameters and of the input.
+  using backend = Backend;
   /// The parameters' type, [Feat].
-  using parameter_type = tensor<T, Feat>;
+  using parameter_type = basic_tensor<Backend, T, Feat>;
 
   /// The scale, [Feat]; starts at ones.
   parameter_type weight;
@@ -98,13 +101,14 @@ class layer_norm {
 
   /// @brief Normalizes @p x over Feat: a tensor of x's dims.
   ///
-  /// x must have the dim Feat (`not_a_dimension_of<call::layer_norm, …>`
+  /// x must live on Backend (`backends_differ` otherwise) and have the dim
+  /// Feat (`not_a_dimension_of<call::layer_norm, …>`
   /// otherwise) of extent normalized_size() (`shape_error` naming Feat and
   /// both sizes).
   template <class X>
     requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
   auto operator()(X const& x) const {
-    using diagnosis = typename decltype(detail::layer_norm_diagnosis<Feat, T, X>())::type;
+    using diagnosis = typename decltype(detail::layer_norm_diagnosis<Feat, T, Backend, X>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
       return ill_formed{};

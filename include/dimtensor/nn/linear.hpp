@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// @brief `nn::linear<In, Out, T>`: PyTorch's `nn.Linear`, named by the dims
-/// it maps.
+/// @brief `nn::linear<In, Out, T, Backend>`: PyTorch's `nn.Linear`, named by
+/// the dims it maps.
 ///
 /// `linear<QueryFeat, Hidden>` maps a tensor's QueryFeat dim to Hidden,
 /// wherever QueryFeat is: [Batch, Queries, QueryFeat] → [Batch, Queries, Hidden].
@@ -23,6 +23,7 @@
 #include <dimtensor/ops/permute.hpp>
 #include <dimtensor/ops/rename.hpp>
 #include <dimtensor/ops/random.hpp>
+#include <dimtensor/ops/to.hpp>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -70,14 +71,14 @@ struct permute_to<List<Ds...>> {
   }
 };
 
-/// What is wrong with applying linear<In, Out, T> to an X: a diagnostic
-/// class (named, not yet instantiated), `ill_formed`, or void.
-template <class In, class Out, class T, class X>
+/// What is wrong with applying linear<In, Out, T, Backend> to an X: a
+/// diagnostic class (named, not yet instantiated), `ill_formed`, or void.
+template <class In, class Out, class T, class Backend, class X>
 constexpr auto linear_diagnosis() {
   if constexpr (is_ill_formed_v<X>) {
     return std::type_identity<ill_formed>{};
-  } else if constexpr (!std::is_same_v<typename X::backend, cpu>) {
-    return std::type_identity<diagnostic::backends_differ<call::linear, typename X::backend, cpu>>{};
+  } else if constexpr (!std::is_same_v<typename X::backend, Backend>) {
+    return std::type_identity<diagnostic::backends_differ<call::linear, typename X::backend, Backend>>{};
   } else if constexpr (!std::is_same_v<typename X::value_type, T>) {
     return std::type_identity<diagnostic::element_types_differ<call::linear, typename X::value_type, T>>{};
   } else if constexpr (!dimtensor::detail::contains_v<In, typename X::specs>) {
@@ -102,7 +103,12 @@ constexpr auto linear_diagnosis() {
 /// A square layer, `linear<Hidden, Hidden>` (d2l's `W_o`), maps Hidden to
 /// Hidden; its weight names its input dim `prime<Hidden>` (printed
 /// `Hidden'`), since a shape may not name a dim twice.
-template <class In, class Out, class T = float>
+///
+/// The parameters live on @p Backend (`default_backend` unless named:
+/// `linear<In, Out, float, thrust_omp>`), and the layer applies to tensors
+/// of that backend.  They are drawn on the host, so a seed gives the same
+/// numbers on every backend.
+template <class In, class Out, class T = float, class Backend = default_backend>
 class linear {
   static_assert(DimTag<In> && DimTag<Out>,
                 "dimtensor: linear<In, Out, T> needs dimension tags declared with DIMTENSOR_DIM for In and Out");
@@ -111,10 +117,12 @@ class linear {
   /// The dim naming the weight's input features: In, or prime<In> when In
   /// and Out are the same dim.
   using weight_in = std::conditional_t<std::is_same_v<In, Out>, prime<In>, In>;
+  /// The backend of the parameters and of the tensors the layer applies to.
+  using backend = Backend;
   /// The weight's type, [Out, weight_in].
-  using weight_type = tensor<T, Out, weight_in>;
+  using weight_type = basic_tensor<Backend, T, Out, weight_in>;
   /// The bias's type, [Out].
-  using bias_type = tensor<T, Out>;
+  using bias_type = basic_tensor<Backend, T, Out>;
 
   /// The weight, [Out, In] as in PyTorch (In primed when it is Out).
   weight_type weight;
@@ -133,8 +141,8 @@ class linear {
     double const bound = 1.0 / std::sqrt(static_cast<double>(in.value));
     {
       autograd::no_grad const drawing;
-      weight = uniform<T>(gen, -bound, bound, out, weight_in(in.value));
-      bias = has_bias_ ? bias_type(uniform<T>(gen, -bound, bound, out))
+      weight = dimtensor::to<Backend>(uniform<T>(gen, -bound, bound, out, weight_in(in.value)));
+      bias = has_bias_ ? dimtensor::to<Backend>(uniform<T>(gen, -bound, bound, out))
                        : bias_type(typename bias_type::extents_type{out.value});
     }
     // Parameters are variables from the start, as PyTorch's nn.Parameter.
@@ -155,7 +163,8 @@ class linear {
 
   /// @brief Applies the layer: @p x's dims with In replaced by Out, in place.
   ///
-  /// x must be a cpu expression of element type T with the dim In and,
+  /// x must be an expression on Backend (`backends_differ` otherwise) of
+  /// element type T with the dim In and,
   /// unless the layer is square, without Out (compile-time diagnostics `linear_input_lacks_dim`,
   /// `linear_output_dim_present`, `element_types_differ` name the module's
   /// dims); In's extent must be in_features() (`shape_error` naming
@@ -167,7 +176,7 @@ class linear {
   template <class X>
     requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
   auto operator()(X const& x) const {
-    using diagnosis = typename decltype(detail::linear_diagnosis<In, Out, T, X>())::type;
+    using diagnosis = typename decltype(detail::linear_diagnosis<In, Out, T, Backend, X>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
       return ill_formed{};

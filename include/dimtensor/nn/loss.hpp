@@ -104,6 +104,21 @@ namespace detail {
 
 namespace dd = dimtensor::detail;
 
+/// Writes the reduced loss: the double sum @p total (one element), divided
+/// by @p count for a mean, rounded to T (on any backend).
+template <class T>
+struct finish_reduced_loss {
+  T* out;              ///< The one-element result.
+  double const* total; ///< The sum of the per-position losses.
+  double count;        ///< The number of positions.
+  bool is_mean;        ///< Whether to divide by count.
+
+  /// Writes out[0] (i is 0).
+  DIMTENSOR_HOST_DEVICE void operator()(index_t) const {
+    out[0] = static_cast<T>(is_mean ? total[0] / count : total[0]);
+  }
+};
+
 /// What is wrong with mse_loss(P, T): a diagnostic class (not yet
 /// instantiated), `ill_formed` when an argument already is, or void.
 template <class P, class T>
@@ -178,13 +193,15 @@ auto cross_entropy_unchecked(std::string_view name, X const& logits, Lab const& 
   index_t const classes = xe[I];
   index_t const bad = backend_first_out_of_range(B{}, lab.data(), lab.size(), classes);
   if (bad >= 0) {
+    typename std::remove_cvref_t<decltype(lab)>::value_type label{};
+    backend_copy_to_host(B{}, &label, lab.data() + bad, 1);
     std::array<index_t, RL> where{};
     index_t rem = bad;
     for (std::size_t k = RL; k-- > 0;) {
       where[k] = rem % le[k];
       rem /= le[k];
     }
-    throw value_error(std::string(name) + ": label " + std::to_string(static_cast<index_t>(lab.data()[bad])) +
+    throw value_error(std::string(name) + ": label " + std::to_string(static_cast<index_t>(label)) +
                       " at labels" + dd::shape_string<LS>(where) + " is out of range for the class dimension " +
                       std::string(dim_name_v<Class>) + " of extent " + std::to_string(classes) +
                       " (a label must lie in [0, " + std::to_string(classes) + "))");
@@ -211,12 +228,18 @@ auto cross_entropy_unchecked(std::string_view name, X const& logits, Lab const& 
   } else {
     using out_t = basic_tensor<B, T>;
     index_t const count = loss.size();
-    double total = 0;
-    for (index_t k = 0; k < count; ++k) total += static_cast<double>(loss.data()[k]);
     constexpr bool is_mean = std::is_same_v<R, reduction::mean_t>;
+    // The positions' losses add up in double on the backend, as sum's do.
+    basic_tensor<B, double> total(uninitialized, {});
+    if (count > 0) {
+      backend_sum(B{}, static_cast<T const*>(loss.data()), total.data(), 1, count, 1);
+    } else {
+      total.fill(0.0);
+    }
     out_t out(uninitialized, {});
     // A mean over no positions is NaN, as PyTorch's.
-    out.data()[0] = static_cast<T>(is_mean ? total / static_cast<double>(count) : total);
+    backend_for_each(B{}, 1,
+                     finish_reduced_loss<T>{out.data(), total.data(), static_cast<double>(count), is_mean});
     if (autograd::should_record(in)) {
       T const scale = is_mean ? static_cast<T>(1.0 / static_cast<double>(count)) : T(1);
       autograd::record("cross_entropy", out, [rule, scale](out_t const& g) { rule(g, 0, scale); }, in);

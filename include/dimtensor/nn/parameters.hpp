@@ -30,33 +30,50 @@
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/io/npy.hpp>
 #include <dimtensor/io/safetensors.hpp>
+#include <dimtensor/ops/to.hpp>
 
 namespace dimtensor::nn {
 
+namespace detail {
+/// A visitor of any parameter, doing nothing: what `Module` offers a type's
+/// `for_each_parameter` (a named type, not a lambda, so that every compiler,
+/// nvcc included, can test the call).
+struct any_parameter {
+  /// Accepts a key and a parameter.
+  template <class P>
+  void operator()(std::string const&, P&) const {}
+};
+}  // namespace detail
+
 /// A type with `for_each_parameter(f, prefix)`.
 template <class M>
-concept Module = requires(M& m) { m.for_each_parameter([](std::string const&, auto&) {}, std::string{}); };
+concept Module = requires(M& m, detail::any_parameter f) { m.for_each_parameter(f, std::string{}); };
 
-/// The keys of @p module's parameters, in its order ("W_q.weight", …).
+/// The keys of @p model's parameters, in its order ("W_q.weight", …).
 template <Module M>
-std::vector<std::string> parameter_names(M const& module) {
+std::vector<std::string> parameter_names(M const& model) {
   std::vector<std::string> names;
-  module.for_each_parameter([&](std::string const& key, auto const&) { names.push_back(key); }, "");
+  model.for_each_parameter([&](std::string const& key, auto const&) { names.push_back(key); }, "");
   return names;
 }
 
-/// The number of scalars in @p module's parameters.
+/// The number of scalars in @p model's parameters.
 template <Module M>
-index_t parameter_count(M const& module) {
+index_t parameter_count(M const& model) {
   index_t n = 0;
-  module.for_each_parameter([&](std::string const&, auto const& p) { n += p.size(); }, "");
+  model.for_each_parameter([&](std::string const&, auto const& p) { n += p.size(); }, "");
   return n;
 }
 
 namespace detail {
 
+/// The cpu tensor of Tensor's dims and element type: what a parameter of
+/// any backend is loaded into and saved from.
 template <class Tensor>
-void check_loaded_shape(std::string const& key, std::filesystem::path const& from, Tensor const& loaded,
+using host_tensor_t = tensor_with_dims<cpu, typename Tensor::value_type, typename Tensor::specs>;
+
+template <class Loaded, class Tensor>
+void check_loaded_shape(std::string const& key, std::filesystem::path const& from, Loaded const& loaded,
                         Tensor const& current) {
   if (loaded.extents() != current.extents()) {
     using specs = typename Tensor::specs;
@@ -68,15 +85,15 @@ void check_loaded_shape(std::string const& key, std::filesystem::path const& fro
 
 }  // namespace detail
 
-/// @brief Drops the gradient of every parameter of @p module (PyTorch's
+/// @brief Drops the gradient of every parameter of @p model (PyTorch's
 /// `module.zero_grad()`, which sets them to None): the next `backward()`
 /// starts them afresh instead of adding to them.
 template <Module M>
-void zero_grad(M& module) {
-  module.for_each_parameter([](std::string const&, auto& parameter) { parameter.zero_grad(); }, "");
+void zero_grad(M& model) {
+  model.for_each_parameter([](std::string const&, auto& parameter) { parameter.zero_grad(); }, "");
 }
 
-/// @brief Loads every parameter of @p module from @p source: a folder
+/// @brief Loads every parameter of @p model from @p source: a folder
 /// holding `<key>.npy` per parameter (as `torch.save`d with numpy, e.g.
 /// `W_q.weight.npy`), or a safetensors file.
 ///
@@ -86,39 +103,42 @@ void zero_grad(M& module) {
 /// PyTorch's strict `load_state_dict`); a folder may hold other files.
 /// Nothing changes unless every parameter loads.  The values are copied
 /// into the parameters' own storage (as PyTorch's `load_state_dict`), so
-/// every handle to a parameter sees them.
+/// every handle to a parameter sees them.  A parameter on another backend
+/// than `cpu` is read into a cpu tensor, then copied to its backend.
 template <Module M>
-void load_parameters(M& module, std::filesystem::path const& source) {
+void load_parameters(M& model, std::filesystem::path const& source) {
   std::vector<std::function<void()>> commits;
   if (std::filesystem::is_directory(source)) {
-    module.for_each_parameter(
+    model.for_each_parameter(
         [&](std::string const& key, auto& parameter) {
           using tensor_type = std::remove_cvref_t<decltype(parameter)>;
           auto const file = source / (key + ".npy");
-          tensor_type loaded = [&] {
+          detail::host_tensor_t<tensor_type> const loaded = [&] {
             try {
-              return load_npy<tensor_type>(file);
+              return load_npy<detail::host_tensor_t<tensor_type>>(file);
             } catch (io_error const& e) {
               throw io_error("load_parameters: " + key + ": " + e.what());
             }
           }();
           detail::check_loaded_shape(key, file, loaded, parameter);
-          commits.push_back([&parameter, loaded] { parameter.assign(loaded); });
+          tensor_type const moved = dimtensor::to<typename tensor_type::backend>(loaded);
+          commits.push_back([&parameter, moved] { parameter.assign(moved); });
         },
         "");
   } else {
     safetensors_reader const reader(source);
     std::vector<std::string> expected;
-    module.for_each_parameter(
+    model.for_each_parameter(
         [&](std::string const& key, auto& parameter) {
           using tensor_type = std::remove_cvref_t<decltype(parameter)>;
           expected.push_back(key);
           if (!reader.contains(key)) {
             throw io_error("load_parameters: " + source.string() + " has no tensor " + key);
           }
-          tensor_type loaded = reader.template load<tensor_type>(key);
+          auto const loaded = reader.template load<detail::host_tensor_t<tensor_type>>(key);
           detail::check_loaded_shape(key, source, loaded, parameter);
-          commits.push_back([&parameter, loaded] { parameter.assign(loaded); });
+          tensor_type const moved = dimtensor::to<typename tensor_type::backend>(loaded);
+          commits.push_back([&parameter, moved] { parameter.assign(moved); });
         },
         "");
     std::string unexpected;
@@ -137,22 +157,27 @@ void load_parameters(M& module, std::filesystem::path const& source) {
   for (auto& commit : commits) commit();
 }
 
-/// @brief Saves every parameter of @p module to @p target: one
+/// @brief Saves every parameter of @p model to @p target: one
 /// safetensors file when the name ends in `.safetensors`, else a folder
 /// (created if needed) of `<key>.npy` files.  `io_error` on failure.
+/// Parameters on another backend than `cpu` are copied to the host first.
 template <Module M>
-void save_parameters(M const& module, std::filesystem::path const& target) {
+void save_parameters(M const& model, std::filesystem::path const& target) {
+  autograd::no_grad const saving;  // the copies to the host are not operations to record
   if (target.extension() == ".safetensors") {
     safetensors_writer writer;
-    module.for_each_parameter([&](std::string const& key, auto const& parameter) { writer.add(key, parameter); },
-                              "");
+    model.for_each_parameter(
+        [&](std::string const& key, auto const& parameter) { writer.add(key, dimtensor::to<cpu>(parameter)); }, "");
     writer.save(target);
   } else {
     std::error_code ec;
     std::filesystem::create_directories(target, ec);
     if (ec) throw io_error("save_parameters: cannot create the folder " + target.string() + ": " + ec.message());
-    module.for_each_parameter(
-        [&](std::string const& key, auto const& parameter) { save_npy(target / (key + ".npy"), parameter); }, "");
+    model.for_each_parameter(
+        [&](std::string const& key, auto const& parameter) {
+          save_npy(target / (key + ".npy"), dimtensor::to<cpu>(parameter));
+        },
+        "");
   }
 }
 

@@ -7,8 +7,10 @@
 /// (`different_dims<call::allclose, dims<Batch, Queries>, dims<Queries, Batch>>`).
 /// Nothing broadcasts: run-time extents must agree, or `equal` is false and
 /// `allclose` / `max_abs_diff` throw `shape_error` naming the dim and both
-/// sizes.  Expressions are evaluated first.  (For elementwise comparisons
-/// giving bool tensors see `eq`, `ne`, `<`, … in ops/elementwise.hpp.)
+/// sizes.  Expressions are evaluated first, on their backend; elements the
+/// host cannot read (`cuda`) are copied to the host to be compared.  (For
+/// elementwise comparisons giving bool tensors see `eq`, `ne`, `<`, … in
+/// ops/elementwise.hpp.)
 
 #include <array>
 #include <charconv>
@@ -24,6 +26,7 @@
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/core/tensor.hpp>
+#include <dimtensor/ops/to.hpp>
 
 namespace dimtensor {
 
@@ -131,10 +134,11 @@ bool same_extents(char const* op, std::array<index_t, R> const& a, std::array<in
 
 /// Calls @p f(x, y) on each pair of elements of two tensors of equal extents,
 /// in row-major order, until it returns false; returns whether none did.
+/// Elements the host cannot read are copied to the host first.
 template <class TA, class TB, class F>
 bool all_pairs(TA const& a, TB const& b, F f) {
-  auto const ca = a.contiguous();
-  auto const cb = b.contiguous();
+  auto const ca = to_host(a);
+  auto const cb = to_host(b);
   auto const* pa = ca.data();
   auto const* pb = cb.data();
   index_t const n = ca.size();

@@ -10,6 +10,7 @@
 #include <ranges>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dim.hpp>
@@ -28,6 +29,17 @@ concept NamedExtent = DimSpec<std::remove_cvref_t<A>>;
 
 template <class T, class... Named>
 using tensor_of_args = tensor<T, spec_of_arg<Named>...>;
+
+/// Element i of start + i * step (host and device).
+template <class T>
+struct arithmetic_progression {
+  T* out;
+  double start;
+  double step;
+  DIMTENSOR_HOST_DEVICE void operator()(index_t i) const {
+    out[i] = static_cast<T>(start + static_cast<double>(i) * step);
+  }
+};
 }  // namespace detail
 
 /// A tensor of the named extents filled with @p value.
@@ -60,8 +72,7 @@ auto empty(Named const&... extents) {
 template <class T, detail::NamedExtent Named>
 auto arange(Named const& extent) {
   auto t = empty<T>(extent);
-  T* p = t.data();
-  for (index_t i = 0; i < t.size(); ++i) p[i] = static_cast<T>(i);
+  backend_for_each(typename decltype(t)::backend{}, t.size(), detail::arithmetic_progression<T>{t.data(), 0.0, 1.0});
   return t;
 }
 
@@ -78,8 +89,7 @@ auto arange(double start, double stop, double step = 1.0) {
   }
   index_t const n = count > 0 ? static_cast<index_t>(count) : 0;
   tensor<T, D> t(uninitialized, {n});
-  T* p = t.data();
-  for (index_t i = 0; i < n; ++i) p[i] = static_cast<T>(start + static_cast<double>(i) * step);
+  backend_for_each(typename tensor<T, D>::backend{}, n, detail::arithmetic_progression<T>{t.data(), start, step});
   return t;
 }
 
@@ -92,7 +102,7 @@ auto from_buffer(T const* data, index_t n, Named const&... extents) {
     throw value_error("from_buffer: the extents " + detail::shape_string<typename decltype(t)::specs>(t.extents()) +
                       " hold " + std::to_string(t.size()) + " elements but the buffer has " + std::to_string(n));
   }
-  for (index_t i = 0; i < n; ++i) t.data()[i] = data[i];
+  backend_copy_from_host(typename decltype(t)::backend{}, t.data(), data, n);
   return t;
 }
 
@@ -105,8 +115,10 @@ auto from_range(R const& r, Named const&... extents) {
     throw value_error("from_range: the extents " + detail::shape_string<typename decltype(t)::specs>(t.extents()) +
                       " hold " + std::to_string(t.size()) + " elements but the range has " + std::to_string(n));
   }
-  T* p = t.data();
+  auto const staged = detail::host_buffer<T>(n);
+  T* p = staged.get();
   for (auto const& v : r) *p++ = static_cast<T>(v);
+  backend_copy_from_host(typename decltype(t)::backend{}, t.data(), static_cast<T const*>(staged.get()), n);
   return t;
 }
 

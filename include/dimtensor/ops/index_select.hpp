@@ -102,7 +102,7 @@ auto index_select(X const& x, Ix const& indices) {
     index_t const count = idx.size();
     index_t const bad = backend_first_out_of_range(B{}, idx.data(), count, extent);
     if (bad >= 0) {
-      throw value_error("index_select: index " + std::to_string(static_cast<index_t>(idx.data()[bad])) +
+      throw value_error("index_select: index " + std::to_string(static_cast<index_t>(detail::read_element(B{}, idx.data() + bad))) +
                         " out of range for dimension " + std::string(dim_name_v<D>) + " of extent " +
                         std::to_string(extent));
     }

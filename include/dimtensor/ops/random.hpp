@@ -25,6 +25,7 @@
 #include <random>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/tensor.hpp>
@@ -128,11 +129,20 @@ inline std::string number_text(double v) {
   return std::string(buf, r.ptr);
 }
 
+/// Fills @p t from @p draw in row-major order.  The generator is one
+/// sequential stream on the host, so a seed gives the same tensor on every
+/// backend; other backends receive the drawn elements in one copy.
 template <class T, class Tensor, class Draw>
 Tensor fill_random(Tensor t, Draw draw) {
-  T* p = t.data();
   index_t const n = t.size();
-  for (index_t i = 0; i < n; ++i) p[i] = draw();
+  if constexpr (Tensor::backend::host_accessible) {
+    T* p = t.data();
+    for (index_t i = 0; i < n; ++i) p[i] = draw();
+  } else {
+    auto const staged = host_buffer<T>(n);
+    for (index_t i = 0; i < n; ++i) staged[i] = draw();
+    backend_copy_from_host(typename Tensor::backend{}, t.data(), static_cast<T const*>(staged.get()), n);
+  }
   return t;
 }
 

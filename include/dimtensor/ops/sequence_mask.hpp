@@ -157,7 +157,7 @@ index_t check_valid_lens_values(std::string_view call, std::string_view x_name, 
       at[k] = rem % le[k];
       rem /= le[k];
     }
-    throw value_error(std::string(call) + ": valid length " + std::to_string(lens.data()[bad]) + " at valid_lens" +
+    throw value_error(std::string(call) + ": valid length " + std::to_string(detail::read_element(typename std::remove_cvref_t<decltype(lens)>::backend{}, lens.data() + bad)) + " at valid_lens" +
                       shape_string<LS>(at) + " is out of range for dimension " + std::string(dim_name_v<D>) +
                       " of extent " + std::to_string(extent) + " (a valid length must lie in [0, " +
                       std::to_string(extent) + "])");

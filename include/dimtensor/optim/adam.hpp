@@ -26,7 +26,8 @@ namespace dimtensor::optim {
 ///     p ← p − lr / (1 − β₁ᵗ) · m / (√v / √(1 − β₂ᵗ) + eps)
 ///
 /// the moments kept in the parameter's element type, the bias corrections
-/// in double, in PyTorch's order.  Parameters without a gradient are
+/// in double, in PyTorch's order, on the parameter's backend (where the
+/// moments live too).  Parameters without a gradient are
 /// skipped and their step count stays.  Writes the parameters in place
 /// under `autograd::no_grad`.
 class adam {
@@ -57,27 +58,9 @@ class adam {
       ++s.step;
       double const bias_correction1 = 1 - std::pow(betas.first, static_cast<double>(s.step));
       double const bias_correction2 = 1 - std::pow(betas.second, static_cast<double>(s.step));
-      p.visit([&](auto* data, auto* grad, index_t n) {
-        using T = std::remove_pointer_t<decltype(data)>;
-        std::vector<T>& m = s.exp_avg.template get<T>(n);
-        std::vector<T>& v = s.exp_avg_sq.template get<T>(n);
-        T const b1 = static_cast<T>(betas.first);
-        T const b2 = static_cast<T>(betas.second);
-        T const one_minus_b1 = static_cast<T>(1 - betas.first);
-        T const one_minus_b2 = static_cast<T>(1 - betas.second);
-        T const wd = static_cast<T>(weight_decay);
-        T const correction2_sqrt = static_cast<T>(std::sqrt(bias_correction2));
-        T const step_size = static_cast<T>(-(lr / bias_correction1));
-        T const epsilon = static_cast<T>(eps);
-        for (index_t i = 0; i < n; ++i) {
-          T g = grad[i];
-          if (weight_decay != 0) g = g + wd * data[i];
-          m[i] = m[i] * b1 + one_minus_b1 * g;
-          v[i] = v[i] * b2 + one_minus_b2 * (g * g);
-          T const denom = std::sqrt(v[i]) / correction2_sqrt + epsilon;
-          data[i] = data[i] + step_size * (m[i] / denom);
-        }
-      });
+      p.adam_step(s.exp_avg, s.exp_avg_sq,
+                  detail::adam_coefficients{lr, betas.first, betas.second, eps, weight_decay, bias_correction1,
+                                            bias_correction2});
     }
   }
 

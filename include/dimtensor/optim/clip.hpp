@@ -21,29 +21,22 @@ namespace dimtensor::optim {
 /// As d2l's `grad_clipping(net, theta)`: when the norm exceeds max_norm,
 /// every gradient is multiplied by max_norm / norm; else nothing changes.
 /// Parameters without a gradient are skipped.  The squares add up in
-/// double.  `value_error` for a negative @p max_norm.
+/// double, on each parameter's backend; the scaling runs there too.
+/// `value_error` for a negative @p max_norm.
 inline double clip_grad_norm(parameter_list const& params, double max_norm) {
   if (!(max_norm >= 0)) {
     throw value_error("clip_grad_norm: max_norm must be >= 0, got " + std::to_string(max_norm));
   }
   double squares = 0;
   for (parameter_ref const& p : params) {
-    if (!p.has_grad()) continue;
-    p.visit([&](auto const*, auto const* grad, index_t n) {
-      for (index_t i = 0; i < n; ++i) squares += static_cast<double>(grad[i]) * static_cast<double>(grad[i]);
-    });
+    if (p.has_grad()) squares += p.grad_squared_sum();
   }
   double const norm = std::sqrt(squares);
   if (norm > max_norm) {
     autograd::no_grad const guard;
     double const factor = max_norm / norm;
     for (parameter_ref const& p : params) {
-      if (!p.has_grad()) continue;
-      p.visit([&](auto const*, auto* grad, index_t n) {
-        using T = std::remove_cvref_t<decltype(*grad)>;
-        T const f = static_cast<T>(factor);
-        for (index_t i = 0; i < n; ++i) grad[i] = grad[i] * f;
-      });
+      if (p.has_grad()) p.scale_grad(factor);
     }
   }
   return norm;

@@ -30,7 +30,8 @@ namespace dimtensor::optim {
 ///     b ← g on the first step, else momentum · b + g   (when momentum ≠ 0)
 ///     p ← p − lr · (momentum ≠ 0 ? b : g)
 ///
-/// computed in the parameter's element type, in PyTorch's order.
+/// computed in the parameter's element type, in PyTorch's order, on the
+/// parameter's backend (where the momentum buffers live too).
 /// Parameters without a gradient are skipped (their momentum is left as
 /// it is).  Writes the parameters in place under `autograd::no_grad`.
 class sgd {
@@ -53,24 +54,9 @@ class sgd {
     for (std::size_t k = 0; k < params_.size(); ++k) {
       parameter_ref const& p = params_.entries()[k];
       if (!p.has_grad()) continue;
-      p.visit([&](auto* data, auto* grad, index_t n) {
-        using T = std::remove_pointer_t<decltype(data)>;
-        T const wd = static_cast<T>(weight_decay);
-        T const mu = static_cast<T>(momentum);
-        T const step_size = static_cast<T>(-lr);
-        buffer& b = buffers_[k];
-        std::vector<T>& buf = b.values.template get<T>(n);
-        for (index_t i = 0; i < n; ++i) {
-          T d = grad[i];
-          if (weight_decay != 0) d = d + wd * data[i];
-          if (momentum != 0) {
-            buf[i] = b.started ? buf[i] * mu + d : d;
-            d = buf[i];
-          }
-          data[i] = data[i] + step_size * d;
-        }
-        b.started = b.started || momentum != 0;
-      });
+      buffer& b = buffers_[k];
+      p.sgd_step(b.values, detail::sgd_coefficients{lr, momentum, weight_decay, b.started});
+      b.started = b.started || momentum != 0;
     }
   }
 

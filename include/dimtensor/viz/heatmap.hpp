@@ -22,6 +22,7 @@
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/core/tensor.hpp>
+#include <dimtensor/ops/to.hpp>
 #include <dimtensor/viz/figure.hpp>
 
 namespace dimtensor {
@@ -142,14 +143,13 @@ struct heatmap_data {
   std::string y_name;  // the second-to-last dim
 };
 
-/// Reads a rank-2 or rank-4 expression into heatmap_data (rank 2 as a 1×1 grid).
+/// Reads a rank-2 or rank-4 expression of any backend into heatmap_data
+/// (rank 2 as a 1×1 grid); elements the host cannot read are copied first.
 template <class E>
 heatmap_data read_heatmap_data(E const& x) {
-  static_assert(std::is_same_v<typename E::backend, cpu>,
-                "dimtensor::viz: move the tensor to the cpu backend before drawing it");
   using L = typename E::specs;
   constexpr std::size_t R = E::rank;
-  auto const t = eval(x).contiguous();
+  auto const t = dimtensor::detail::to_host(x);
   heatmap_data d;
   auto const& ext = t.extents();
   d.extents = R == 4 ? std::array<index_t, 4>{ext[0], ext[1], ext[R - 2], ext[R - 1]}

@@ -25,6 +25,7 @@
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/core/tensor.hpp>
+#include <dimtensor/ops/to.hpp>
 #include <dimtensor/viz/figure.hpp>
 
 namespace dimtensor {
@@ -655,12 +656,11 @@ inline void plot(std::vector<series> const& lines, std::filesystem::path const& 
 
 namespace detail {
 
-/// The elements of a rank-1 expression as doubles.
+/// The elements of a rank-1 expression of any backend as doubles (copied
+/// to the host first when the host cannot read them).
 template <class E>
 std::vector<double> values_of(E const& x) {
-  static_assert(std::is_same_v<typename E::backend, cpu>,
-                "dimtensor::viz: move the tensor to the cpu backend before drawing it");
-  auto const t = eval(x).contiguous();
+  auto const t = dimtensor::detail::to_host(x);
   std::vector<double> v(static_cast<std::size_t>(t.size()));
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(t.data()[i]);
   return v;

@@ -94,7 +94,7 @@ TEST_CASE("expression: a lazy node keeps its operands alive", "[core][expression
 }
 
 TEST_CASE("expression: scalar_expr", "[core][expression]") {
-  dt::scalar_expr<dt::cpu, double> s(1.5);
+  dt::scalar_expr<dt::default_backend, double> s(1.5);
   static_assert(decltype(s)::rank == 0);
   static_assert(std::is_same_v<decltype(s)::specs, dt::dims<>>);
   CHECK(s.value() == 1.5);

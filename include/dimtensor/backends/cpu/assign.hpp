@@ -63,4 +63,36 @@ void backend_copy(cpu, T* dst, T const* src, index_t n) {
   });
 }
 
+/// Writes @p v to @p n elements.
+template <class T>
+void backend_fill(cpu, T* dst, index_t n, T v) {
+  backends::cpu::parallel_for(n, 1, [&](index_t begin, index_t end) {
+    T* const d = dst;
+    T const x = v;
+    DIMTENSOR_SIMD
+    for (index_t i = begin; i < end; ++i) d[i] = x;
+  });
+}
+
+/// Runs `f(i)` for every i in [0, n), in threads; @p f is a function object
+/// callable on host and device (the same code serves the Thrust backend).
+template <class F>
+void backend_for_each(cpu, index_t n, F const& f) {
+  backends::cpu::parallel_for(n, 1, [&](index_t begin, index_t end) {
+    for (index_t i = begin; i < end; ++i) f(i);
+  });
+}
+
+/// Copies @p n elements from host memory (the CPU backend's own).
+template <class T>
+void backend_copy_from_host(cpu, T* dst, T const* src, index_t n) {
+  backend_copy(cpu{}, dst, src, n);
+}
+
+/// Copies @p n elements to host memory (the CPU backend's own).
+template <class T>
+void backend_copy_to_host(cpu, T* dst, T const* src, index_t n) {
+  backend_copy(cpu{}, dst, src, n);
+}
+
 }  // namespace dimtensor

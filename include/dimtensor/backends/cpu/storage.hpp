@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string_view>
 #include <type_traits>
 
 #include <dimtensor/backends/cpu/allocator.hpp>
@@ -15,6 +16,11 @@ namespace dimtensor {
 /// @brief The CPU backend: host memory, compiler-vectorized loops, OpenMP
 /// threads and CBLAS contractions.
 struct cpu {
+  /// The host reads and writes the elements directly.
+  static constexpr bool host_accessible = true;
+  /// The backend's name in messages.
+  static constexpr std::string_view name = "cpu";
+
   /// Storage of @p n elements of type T.
   template <class T>
   class storage {

@@ -37,13 +37,14 @@
 namespace dimtensor::detail::json {
 
 class value;
+struct member;
 
 /// The elements of a JSON array.
 using array = std::vector<value>;
 
 /// The members of a JSON object, in the order they were written; the parser
 /// guarantees unique keys, and the writer prints them in this order.
-using object = std::vector<std::pair<std::string, value>>;
+using object = std::vector<member>;
 
 /// What a JSON value holds.  Numbers are split: a number written without
 /// fraction or exponent that fits an `std::int64_t` is an `integer`; every
@@ -75,28 +76,28 @@ constexpr std::string_view kind_name(kind k) noexcept {
 class value {
  public:
   /// null.
-  value() noexcept = default;
+  value() noexcept;
   /// null.
-  value(std::nullptr_t) noexcept {}  // NOLINT: implicit, as a JSON literal
+  value(std::nullptr_t) noexcept;  // NOLINT: implicit, as a JSON literal
   /// true or false.
-  value(bool b) noexcept : v_(b) {}  // NOLINT
+  value(bool b) noexcept;  // NOLINT
   /// An integer; `value_error` when it does not fit an `std::int64_t`.
   template <std::integral I>
     requires(!std::same_as<I, bool>)
-  value(I i) : v_(to_int64(i)) {}  // NOLINT
+  value(I i);  // NOLINT
   /// A number (must be finite to be written).
   template <std::floating_point F>
-  value(F x) noexcept : v_(static_cast<double>(x)) {}  // NOLINT
+  value(F x) noexcept;  // NOLINT
   /// A string (UTF-8).
-  value(std::string s) noexcept : v_(std::move(s)) {}  // NOLINT
+  value(std::string s) noexcept;  // NOLINT
   /// A string (UTF-8); spelled out so that a literal does not become a bool.
-  value(char const* s) : v_(std::string(s)) {}  // NOLINT
+  value(char const* s);  // NOLINT
   /// A string (UTF-8).
-  value(std::string_view s) : v_(std::string(s)) {}  // NOLINT
+  value(std::string_view s);  // NOLINT
   /// An array.
-  value(array a) noexcept : v_(std::move(a)) {}  // NOLINT
+  value(array a) noexcept;  // NOLINT
   /// An object (keys should be unique: the writer does not check).
-  value(object o) noexcept : v_(std::move(o)) {}  // NOLINT
+  value(object o) noexcept;  // NOLINT
 
   /// What the value holds.
   kind type() const noexcept { return static_cast<kind>(v_.index()); }
@@ -123,17 +124,10 @@ class value {
 
   /// The member named @p key of an object, or nullptr when there is none
   /// (or when the value is not an object).  Linear: objects here are small.
-  value const* find(std::string_view key) const noexcept {
-    if (auto const* o = std::get_if<object>(&v_)) {
-      for (auto const& [k, v] : *o) {
-        if (k == key) return &v;
-      }
-    }
-    return nullptr;
-  }
+  value const* find(std::string_view key) const noexcept;
 
   /// Structural equality (an integer never equals a number).
-  friend bool operator==(value const& a, value const& b) = default;
+  friend bool operator==(value const& a, value const& b);
 
  private:
   template <class I>
@@ -156,6 +150,47 @@ class value {
   // The alternatives are in the order of `kind`.
   std::variant<std::nullptr_t, bool, std::int64_t, double, std::string, array, object> v_;
 };
+
+/// @brief One member of a JSON object: its key and its value.  A struct of
+/// its own rather than a `std::pair`, which some front ends (nvcc's) would
+/// instantiate while `value` is still incomplete.
+struct member {
+  /// Builds the member from anything a key and a value are made from.
+  template <class K, class V>
+  member(K&& key, V&& v) : first(std::forward<K>(key)), second(std::forward<V>(v)) {}
+  /// The key.
+  std::string first;
+  /// The value.
+  value second;
+  /// Equal keys and equal values.
+  friend bool operator==(member const& a, member const& b) = default;
+};
+
+// value's constructors and equality are defined once `member` is complete
+// (nvcc's front end instantiates the variant's members where they are written).
+inline value::value() noexcept = default;
+inline value::value(std::nullptr_t) noexcept {}
+inline value::value(bool b) noexcept : v_(b) {}
+template <std::integral I>
+  requires(!std::same_as<I, bool>)
+value::value(I i) : v_(to_int64(i)) {}
+template <std::floating_point F>
+value::value(F x) noexcept : v_(static_cast<double>(x)) {}
+inline value::value(std::string s) noexcept : v_(std::move(s)) {}
+inline value::value(char const* s) : v_(std::string(s)) {}
+inline value::value(std::string_view s) : v_(std::string(s)) {}
+inline value::value(array a) noexcept : v_(std::move(a)) {}
+inline value::value(object o) noexcept : v_(std::move(o)) {}
+inline bool operator==(value const& a, value const& b) { return a.v_ == b.v_; }
+
+inline value const* value::find(std::string_view key) const noexcept {
+  if (auto const* o = std::get_if<object>(&v_)) {
+    for (member const& m : *o) {
+      if (m.first == key) return &m.second;
+    }
+  }
+  return nullptr;
+}
 
 /// @brief Malformed JSON text: what was expected, and where.
 class parse_error : public value_error {

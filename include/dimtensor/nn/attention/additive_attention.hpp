@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// @brief `nn::additive_attention<Queries, KV, QueryFeat, KeyFeat, Hidden, T>`:
+/// @brief `nn::additive_attention<Queries, KV, QueryFeat, KeyFeat, Hidden, T, Backend>`:
 /// d2l's `AdditiveAttention` (Bahdanau), with every layer named by the dims
 /// it maps.
 ///
@@ -35,7 +35,9 @@ namespace dimtensor::nn {
 
 namespace detail {
 
-/// Which check fails first for additive attention over (q, k, v).
+/// Which check fails first for additive attention over (q, k, v) (the
+/// layers check that queries and keys are on the module's backend, the
+/// contraction that the values are too).
 template <class Queries, class KV, class QueryFeat, class KeyFeat, class Hidden, class Q, class K, class V>
 constexpr auto additive_diagnosis() {
   if constexpr (any_ill_formed_v<Q, K, V> || std::is_same_v<Queries, KV>) {  // Queries == KV: reported by the class
@@ -59,15 +61,18 @@ constexpr auto additive_diagnosis() {
 /// against d2l's by the parity tests) and those of the operands that
 /// require them.
 ///
+/// The layers, the operands and the kept weights live on @p Backend.
+///
 /// @code
 /// dt::nn::additive_attention<Queries, KVPairs, QueryFeat, KeyFeat, Hidden> attention(
 ///     KeyFeat(2), QueryFeat(20), Hidden(8), 0.1);
 /// attention.eval();
 /// auto out = attention(queries, keys, values, valid_lens);   // [Batch, Queries, ValueFeat]
 /// @endcode
-template <class Queries, class KV, class QueryFeat, class KeyFeat, class Hidden, class T = float>
+template <class Queries, class KV, class QueryFeat, class KeyFeat, class Hidden, class T = float,
+          class Backend = default_backend>
 class additive_attention
-    : public attention_base<additive_attention<Queries, KV, QueryFeat, KeyFeat, Hidden, T>, T> {
+    : public attention_base<additive_attention<Queries, KV, QueryFeat, KeyFeat, Hidden, T, Backend>, T, Backend> {
   static_assert(DimTag<Queries> && DimTag<KV> && DimTag<QueryFeat> && DimTag<KeyFeat> && DimTag<Hidden>,
                 "dimtensor: additive_attention<Queries, KV, QueryFeat, KeyFeat, Hidden, T> needs dimension tags "
                 "declared with DIMTENSOR_DIM");
@@ -76,15 +81,17 @@ class additive_attention
  public:
   /// The element type.
   using value_type = T;
+  /// The backend of the layers, the operands and the kept weights.
+  using backend = Backend;
   /// The module's name in its errors.
   static constexpr std::string_view module_name = "additive_attention";
 
   /// KeyFeat → Hidden, no bias.
-  linear<KeyFeat, Hidden, T> W_k;
+  linear<KeyFeat, Hidden, T, Backend> W_k;
   /// QueryFeat → Hidden, no bias.
-  linear<QueryFeat, Hidden, T> W_q;
+  linear<QueryFeat, Hidden, T, Backend> W_q;
   /// Hidden → Score (extent 1), no bias.
-  linear<Hidden, Score, T> w_v;
+  linear<Hidden, Score, T, Backend> w_v;
   /// Dropout on the attention weights.
   nn::dropout dropout;
 

@@ -232,8 +232,9 @@ namespace nn {
 /// @p Derived has a public `nn::dropout dropout` and a
 /// `static constexpr std::string_view module_name`, the name its errors
 /// give; its forward pass ends with `this->template attend<KV>(scores,
-/// values, valid_lens...)`.  @p T is the weights' element type.
-template <class Derived, class T>
+/// values, valid_lens...)`.  @p T is the weights' element type and
+/// @p Backend their backend (the module's).
+template <class Derived, class T, class Backend = default_backend>
 class attention_base {
  public:
   /// Training mode (dropout active) or not.
@@ -254,8 +255,8 @@ class attention_base {
   /// after the next call replaces the module's own.  It is detached: no
   /// gradient flows through it (differentiate the module's output instead).
   template <class... Specs>
-  basic_tensor<cpu, T, Specs...> attention_weights() const {
-    return weights_.template get<basic_tensor<cpu, T, Specs...>>(Derived::module_name);
+  basic_tensor<Backend, T, Specs...> attention_weights() const {
+    return weights_.template get<basic_tensor<Backend, T, Specs...>>(Derived::module_name);
   }
 
  protected:

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// @brief `nn::dot_product_attention<Queries, KV, Feat, T>`: d2l's
+/// @brief `nn::dot_product_attention<Queries, KV, Feat, T, Backend>`: d2l's
 /// `DotProductAttention` (scaled dot-product attention), by dim name.
 ///
 /// d2l writes `bmm(queries, keys.transpose(1, 2)) / sqrt(d)`, a masked
@@ -37,7 +37,7 @@ namespace detail {
 
 /// Which check fails first for dot-product attention over (q, k, v): a
 /// diagnostic class, `ill_formed`, or void.
-template <class Queries, class KV, class Feat, class T, class Q, class K, class V>
+template <class Queries, class KV, class Feat, class T, class Backend, class Q, class K, class V>
 constexpr auto dot_product_diagnosis() {
   using call_t = call::dot_product_attention;
   // Two template arguments naming the same dim are reported by the class.
@@ -48,6 +48,12 @@ constexpr auto dot_product_diagnosis() {
     using type = qkv_diagnosis_t<call_t, Queries, KV, Feat, Feat, Q, K, V>;
     if constexpr (!std::is_void_v<type>) {
       return std::type_identity<type>{};
+    } else if constexpr (!std::is_same_v<typename Q::backend, Backend>) {
+      return std::type_identity<diagnostic::backends_differ<call_t, typename Q::backend, Backend>>{};
+    } else if constexpr (!std::is_same_v<typename K::backend, Backend>) {
+      return std::type_identity<diagnostic::backends_differ<call_t, typename K::backend, Backend>>{};
+    } else if constexpr (!std::is_same_v<typename V::backend, Backend>) {
+      return std::type_identity<diagnostic::backends_differ<call_t, typename V::backend, Backend>>{};
     } else if constexpr (!std::is_same_v<typename Q::value_type, T>) {
       return std::type_identity<diagnostic::element_types_differ<call_t, typename Q::value_type, T>>{};
     } else if constexpr (!std::is_same_v<typename K::value_type, T>) {
@@ -70,15 +76,17 @@ constexpr auto dot_product_diagnosis() {
 /// the softmax runs over), Feat the feature dim queries and keys share (d,
 /// summed over).  The module keeps the last call's weights:
 /// `attention_weights<Batch, Queries, KVPairs>()`.  Differentiable in
-/// queries, keys and values (no parameters of its own).
+/// queries, keys and values (no parameters of its own).  The operands and
+/// the kept weights live on @p Backend.
 ///
 /// @code
 /// dt::nn::dot_product_attention<Queries, KVPairs, Feat> attention(0.5);
 /// attention.eval();
 /// auto out = attention(queries, keys, values, valid_lens);   // [Batch, Queries, ValueFeat]
 /// @endcode
-template <class Queries, class KV, class Feat, class T = float>
-class dot_product_attention : public attention_base<dot_product_attention<Queries, KV, Feat, T>, T> {
+template <class Queries, class KV, class Feat, class T = float, class Backend = default_backend>
+class dot_product_attention
+    : public attention_base<dot_product_attention<Queries, KV, Feat, T, Backend>, T, Backend> {
   static_assert(DimTag<Queries> && DimTag<KV> && DimTag<Feat>,
                 "dimtensor: dot_product_attention<Queries, KV, Feat, T> needs dimension tags declared with "
                 "DIMTENSOR_DIM");
@@ -88,6 +96,8 @@ class dot_product_attention : public attention_base<dot_product_attention<Querie
  public:
   /// The element type.
   using value_type = T;
+  /// The backend of the operands and of the kept weights.
+  using backend = Backend;
   /// The module's name in its errors.
   static constexpr std::string_view module_name = "dot_product_attention";
 
@@ -104,12 +114,13 @@ class dot_product_attention : public attention_base<dot_product_attention<Querie
   ///
   /// Compile errors name the call and the operand: an operand lacking a dim
   /// the module names (`attention_operand_lacks_dim`), queries with KV or
-  /// keys with Queries (`attention_operand_has_foreign_dim`), element types
-  /// other than T; the contractions then check that the shared dims agree.
+  /// keys with Queries (`attention_operand_has_foreign_dim`), operands on
+  /// another backend than Backend (`backends_differ`), element types other
+  /// than T; the contractions then check that the shared dims agree.
   template <class Q, class K, class V, class... L>
     requires(sizeof...(L) <= 1)
   auto operator()(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
-    using diagnosis = typename decltype(detail::dot_product_diagnosis<Queries, KV, Feat, T, expr_t<Q>, expr_t<K>,
+    using diagnosis = typename decltype(detail::dot_product_diagnosis<Queries, KV, Feat, T, Backend, expr_t<Q>, expr_t<K>,
                                                                       expr_t<V>>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// @brief `nn::multi_head_attention<Queries, KV, Hidden, QueryFeat, KeyFeat,
-/// ValueFeat, T>`: d2l's `MultiHeadAttention`, in d2l's formulation
+/// ValueFeat, T, Backend>`: d2l's `MultiHeadAttention`, in d2l's formulation
 /// (`transpose_qkv` / `transpose_output`, batch and heads merged) and in the
 /// named one (heads a dim of their own), which give the same numbers.
 ///
@@ -181,7 +181,8 @@ auto transpose_output(X const& x, Count const& heads) {
 /// `operator()` is the named form, `forward_d2l` d2l's; both keep their
 /// attention weights in `attention`: `attention.attention_weights<Batch,
 /// Queries, Heads, KVPairs>()` after the first, `<BatchHeads, Queries,
-/// KVPairs>` after the second.
+/// KVPairs>` after the second.  The layers, the operands and the kept
+/// weights live on @p Backend.
 ///
 /// @code
 /// dt::nn::multi_head_attention<Queries, KVPairs, Hidden> attention(
@@ -190,7 +191,7 @@ auto transpose_output(X const& x, Count const& heads) {
 /// auto out = attention(X, Y, Y, valid_lens);   // [Batch, Queries, Hidden]
 /// @endcode
 template <class Queries, class KV, class Hidden, class QueryFeat = Hidden, class KeyFeat = QueryFeat,
-          class ValueFeat = KeyFeat, class T = float>
+          class ValueFeat = KeyFeat, class T = float, class Backend = default_backend>
 class multi_head_attention {
   static_assert(DimTag<Queries> && DimTag<KV> && DimTag<Hidden> && DimTag<QueryFeat> && DimTag<KeyFeat> &&
                     DimTag<ValueFeat>,
@@ -200,17 +201,19 @@ class multi_head_attention {
  public:
   /// The element type.
   using value_type = T;
+  /// The backend of the layers, the operands and the kept weights.
+  using backend = Backend;
 
   /// The per-head scaled dot-product attention (with the dropout).
-  dot_product_attention<Queries, KV, HeadFeat, T> attention;
+  dot_product_attention<Queries, KV, HeadFeat, T, Backend> attention;
   /// QueryFeat → Hidden.
-  linear<QueryFeat, Hidden, T> W_q;
+  linear<QueryFeat, Hidden, T, Backend> W_q;
   /// KeyFeat → Hidden.
-  linear<KeyFeat, Hidden, T> W_k;
+  linear<KeyFeat, Hidden, T, Backend> W_k;
   /// ValueFeat → Hidden.
-  linear<ValueFeat, Hidden, T> W_v;
+  linear<ValueFeat, Hidden, T, Backend> W_v;
   /// Hidden → Hidden.
-  linear<Hidden, Hidden, T> W_o;
+  linear<Hidden, Hidden, T, Backend> W_o;
 
   /// @brief d2l's `MultiHeadAttention(key_size, query_size, value_size,
   /// num_hiddens, num_heads, dropout, bias)`, the layers drawn from @p gen
