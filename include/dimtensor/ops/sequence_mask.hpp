@@ -111,8 +111,7 @@ void diagnose_valid_lens() {
   if constexpr (status == valid_lens_status::absent_dim) {
     (void)diagnostic::not_a_dimension_of<Call, D, S>{};
   } else if constexpr (status == valid_lens_status::backends_differ) {
-    static_assert(diagnostic::always_false<L, X>,
-                  "dimtensor: valid_lens lives on another backend than the tensor it masks; move it explicitly");
+    (void)diagnostic::backends_differ<Call, typename X::backend, typename L::backend>{};
   } else if constexpr (status == valid_lens_status::not_integral) {
     (void)diagnostic::valid_lens_not_integral<Call, typename L::value_type>{};
   } else if constexpr (status == valid_lens_status::not_leading) {
