@@ -158,8 +158,6 @@ void gemm_reference(index_t batch, index_t m, index_t n, index_t k, strided_matr
   });
 }
 
-#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
-
 namespace detail {
 
 // How BLAS sees one row-major matrix of rows x cols: as it is (NoTrans,
@@ -184,6 +182,13 @@ inline blas_view blas_layout(index_t rows, index_t cols, index_t row_stride, ind
 }
 
 inline bool fits_int(index_t v) { return v >= 0 && v <= INT_MAX; }
+
+}  // namespace detail
+
+#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
+
+namespace detail {
+
 
 template <class T>
 void blas_gemm(bool ta, bool tb, index_t m, index_t n, index_t k, T const* a, index_t lda, T const* b, index_t ldb,

@@ -54,30 +54,6 @@ struct gemm_element {
   }
 };
 
-/// @brief How a strided row-major rows × cols matrix reads as BLAS takes
-/// it: row-major with leading dimension `ld` (`transposed` false), or
-/// column-major (`transposed` true); `ok` false when neither stride is unit.
-struct matrix_layout {
-  /// Whether BLAS can read it in place.
-  bool ok;
-  /// Column-major (rows of stride 1) rather than row-major.
-  bool transposed;
-  /// The leading dimension.
-  index_t ld;
-};
-
-/// The BLAS reading of a rows × cols matrix with the given strides.
-inline matrix_layout layout_of(index_t rows, index_t cols, index_t row_stride, index_t col_stride) {
-  index_t const one = 1;
-  if ((col_stride == 1 || cols == 1) && (rows == 1 || row_stride >= std::max(one, cols))) {
-    return {true, false, rows == 1 ? std::max(one, cols) : row_stride};
-  }
-  if ((row_stride == 1 || rows == 1) && (cols == 1 || col_stride >= std::max(one, rows))) {
-    return {true, true, cols == 1 ? std::max(one, rows) : col_stride};
-  }
-  return {false, false, 0};
-}
-
 /// A contiguous [batch, rows, cols] copy of a strided operand, on Backend.
 template <class Backend, class T>
 struct packed_matrix {
@@ -88,7 +64,7 @@ struct packed_matrix {
 
   /// Packs @p m when BLAS cannot read its strides.
   packed_matrix(index_t batch, index_t rows, index_t cols, cpu::strided_matrix<T const> m) : view(m) {
-    if (layout_of(rows, cols, m.row_stride, m.col_stride).ok) return;
+    if (cpu::detail::blas_layout(rows, cols, m.row_stride, m.col_stride).ok) return;
     copy = std::make_unique<typename Backend::template storage<T>>(batch * rows * cols);
     backend_strided_copy(Backend{}, copy->data(), std::array<index_t, 3>{rows * cols, cols, 1}, m.data,
                          std::array<index_t, 3>{m.batch_stride, m.row_stride, m.col_stride},
@@ -119,18 +95,16 @@ inline cublasHandle_t cublas_handle() {
   return o.handle;
 }
 
-/// Whether @p v fits cuBLAS's int arguments.
-inline bool fits_int(index_t v) { return v >= 0 && v <= INT_MAX; }
-
 /// C = A · B through cuBLAS's strided batched GEMM; false when a size does
 /// not fit cuBLAS's int arguments (the caller falls back to the kernel).
 /// cuBLAS is column-major: a row-major C is computed as Cᵀ = Bᵀ · Aᵀ.
 template <class T>
 bool cublas_gemm(index_t batch, index_t m, index_t n, index_t k, cpu::strided_matrix<T const> a,
                  cpu::strided_matrix<T const> b, cpu::strided_matrix<T> c) {
-  matrix_layout const la = layout_of(m, k, a.row_stride, a.col_stride);
-  matrix_layout const lb = layout_of(k, n, b.row_stride, b.col_stride);
-  matrix_layout const lc = layout_of(m, n, c.row_stride, c.col_stride);
+  cpu::detail::blas_view const la = cpu::detail::blas_layout(m, k, a.row_stride, a.col_stride);
+  cpu::detail::blas_view const lb = cpu::detail::blas_layout(k, n, b.row_stride, b.col_stride);
+  cpu::detail::blas_view const lc = cpu::detail::blas_layout(m, n, c.row_stride, c.col_stride);
+  using cpu::detail::fits_int;
   if (!(fits_int(m) && fits_int(n) && fits_int(k) && fits_int(batch) && fits_int(la.ld) && fits_int(lb.ld) &&
         fits_int(lc.ld))) {
     return false;
@@ -153,14 +127,14 @@ bool cublas_gemm(index_t batch, index_t m, index_t n, index_t k, cpu::strided_ma
                                        c.batch_stride, static_cast<int>(batch));
     }
   };
-  if (!lc.transposed) {
+  if (!lc.trans) {
     // C row-major: Cᵀ (n × m, column-major) = op(B) · op(A).
-    check_cublas(call(op(lb.transposed), op(la.transposed), n, m, b.data, lb.ld, b.batch_stride, a.data, la.ld,
+    check_cublas(call(op(lb.trans), op(la.trans), n, m, b.data, lb.ld, b.batch_stride, a.data, la.ld,
                       a.batch_stride),
                  "cublasGemmStridedBatched");
   } else {
     // C column-major: C (m × n) = op(A) · op(B).
-    check_cublas(call(op(!la.transposed), op(!lb.transposed), m, n, a.data, la.ld, a.batch_stride, b.data, lb.ld,
+    check_cublas(call(op(!la.trans), op(!lb.trans), m, n, a.data, la.ld, a.batch_stride, b.data, lb.ld,
                       b.batch_stride),
                  "cublasGemmStridedBatched");
   }
@@ -190,7 +164,7 @@ void backend_gemm_batched(thrust_backend<System>, index_t batch, index_t m, inde
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
       backends::thrust::packed_matrix<backend, T> const pa(batch, m, k, a);
       backends::thrust::packed_matrix<backend, T> const pb(batch, k, n, b);
-      if (backends::thrust::layout_of(m, n, c.row_stride, c.col_stride).ok) {
+      if (backends::cpu::detail::blas_layout(m, n, c.row_stride, c.col_stride).ok) {
         if (backends::thrust::cublas_gemm<T>(batch, m, n, k, pa.view, pb.view, c)) return;
       } else {
         typename backend::template storage<T> tmp(batch * m * n);
