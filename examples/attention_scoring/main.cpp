@@ -11,6 +11,10 @@
 //     entry 0) or 6 (entry 1) value rows.
 // The random draws come from dimtensor's seeded generator, not PyTorch's, so
 // the masked softmax weights differ from the book's (their pattern does not).
+// The tensors live on the default backend (the GPU in
+// example_attention_scoring_cuda); the checks read elements on the host,
+// from copies made with dimtensor::to<dimtensor::cpu> (on the CPU, the
+// tensor itself).
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -47,9 +51,10 @@ void fail(std::string const& what) {
 
 // Entries past a row's valid length must be exactly 0 (d2l fills them with
 // -1e6 before the softmax, and exp of that underflows), and every row must
-// sum to 1.
+// sum to 1. valid_len(b, q) reads the lengths on the host.
 template <class Lens>
-void check_masked(std::string const& name, weights_t const& w, Lens const& valid_len) {
+void check_masked(std::string const& name, weights_t const& weights, Lens const& valid_len) {
+  auto const w = dt::to<dt::cpu>(weights);  // element access reads host memory
   for (dt::index_t b = 0; b < w.extent<Batch>(); ++b) {
     for (dt::index_t q = 0; q < w.extent<Queries>(); ++q) {
       std::int64_t const len = valid_len(b, q);
@@ -80,11 +85,13 @@ void check_toy(std::string const& name, output_t const& out) {
   output_t const expected{{{2, 3, 4, 5}}, {{10, 11, 12, 13}}};
   double const err = dt::max_abs_diff(out, expected);
   std::cout << name << ": largest difference from [[[2, 3, 4, 5]]], [[[10, 11, 12, 13]]]: " << err << "\n\n";
+  auto const got = dt::to<dt::cpu>(out);
+  auto const wanted = dt::to<dt::cpu>(expected);
   for (dt::index_t v = 0; v < 4; ++v) {
-    float const first = out(Batch(0), Queries(0), ValueFeat(v));
-    float const second = out(Batch(1), Queries(0), ValueFeat(v));
-    float const want = expected(Batch(1), Queries(0), ValueFeat(v));
-    if (first != expected(Batch(0), Queries(0), ValueFeat(v))) {
+    float const first = got(Batch(0), Queries(0), ValueFeat(v));
+    float const second = got(Batch(1), Queries(0), ValueFeat(v));
+    float const want = wanted(Batch(1), Queries(0), ValueFeat(v));
+    if (first != wanted(Batch(0), Queries(0), ValueFeat(v))) {
       fail(name + ": batch entry 0 is not exactly [2, 3, 4, 5] (value " + std::to_string(v) + " is " +
            std::to_string(first) + ")");
     }
@@ -122,14 +129,17 @@ int main(int argc, char** argv) {
   dt::tensor<std::int64_t, Batch> const per_row{2, 3};
   weights_t const w1 = dt::masked_softmax<KVPairs>(dt::rand<float>(Batch(2), Queries(2), KVPairs(4)), per_row);
   std::cout << "masked_softmax(rand(2, 2, 4), [2, 3]) =\n" << w1 << "\n\n";
-  check_masked("masked_softmax with [2, 3]", w1, [&](dt::index_t b, dt::index_t) { return per_row(Batch(b)); });
+  auto const per_row_host = dt::to<dt::cpu>(per_row);
+  check_masked("masked_softmax with [2, 3]", w1,
+               [&](dt::index_t b, dt::index_t) { return per_row_host(Batch(b)); });
 
   // masked_softmax(torch.rand(2, 2, 4), d2l.tensor([[1, 3], [2, 4]]))
   dt::tensor<std::int64_t, Batch, Queries> const per_query{{1, 3}, {2, 4}};
   weights_t const w2 = dt::masked_softmax<KVPairs>(dt::rand<float>(Batch(2), Queries(2), KVPairs(4)), per_query);
   std::cout << "masked_softmax(rand(2, 2, 4), [[1, 3], [2, 4]]) =\n" << w2 << "\n\n";
+  auto const per_query_host = dt::to<dt::cpu>(per_query);
   check_masked("masked_softmax with [[1, 3], [2, 4]]", w2,
-               [&](dt::index_t b, dt::index_t q) { return per_query(Batch(b), Queries(q)); });
+               [&](dt::index_t b, dt::index_t q) { return per_query_host(Batch(b), Queries(q)); });
 
   // keys = d2l.ones((2, 10, 2)); values = torch.arange(40).reshape(1, 10, 4).repeat(2, 1, 1)
   auto const keys = dt::ones<float>(Batch(2), KVPairs(10), KeyFeat(2));
@@ -137,6 +147,7 @@ int main(int argc, char** argv) {
       dt::zeros<float>(Batch(2), KVPairs(10), ValueFeat(4)) +
       dt::split<Flat, KVPairs, ValueFeat>(dt::arange<float>(Flat(40)), KVPairs(10));
   dt::tensor<std::int64_t, Batch> const valid_lens{2, 6};
+  auto const valid_lens_host = dt::to<dt::cpu>(valid_lens);
 
   // Additive attention: queries of 20 features, keys of 2, 8 hidden units.
   auto const queries = dt::normal<float>(0, 1, Batch(2), Queries(1), QueryFeat(20));
@@ -148,7 +159,7 @@ int main(int argc, char** argv) {
   check_toy("additive attention", additive_out);
   weights_t const additive_weights = additive.attention_weights<Batch, Queries, KVPairs>();
   check_masked("additive attention weights", additive_weights,
-               [&](dt::index_t b, dt::index_t) { return valid_lens(Batch(b)); });
+               [&](dt::index_t b, dt::index_t) { return valid_lens_host(Batch(b)); });
   save_heatmap(additive_weights, out_dir, "additive_attention_weights");
 
   // Scaled dot-product attention: queries and keys share their 2 features.
@@ -160,7 +171,7 @@ int main(int argc, char** argv) {
   check_toy("dot-product attention", dot_out);
   weights_t const dot_weights = dot_product.attention_weights<Batch, Queries, KVPairs>();
   check_masked("dot-product attention weights", dot_weights,
-               [&](dt::index_t b, dt::index_t) { return valid_lens(Batch(b)); });
+               [&](dt::index_t b, dt::index_t) { return valid_lens_host(Batch(b)); });
   save_heatmap(dot_weights, out_dir, "dot_product_attention_weights");
 
   if (failures != 0) {

@@ -21,6 +21,10 @@
 // The samples come from dimtensor's seeded generator, not PyTorch's, so the
 // numbers are not the book's; parity with d2l's code on the same data is
 // checked by the parity tests from exported data.
+// The tensors live on the default backend (the GPU in
+// example_nadaraya_watson_cuda); what the host reads or writes element by
+// element goes through copies made with dimtensor::to<dimtensor::cpu> (on
+// the CPU, the tensor itself).
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -94,8 +98,10 @@ int main(int argc, char** argv) {
 
   // n_train = 50
   // x_train, _ = torch.sort(torch.rand(n_train) * 5)
-  dt::tensor<float, Train> const x_train = dt::rand<float>(Train(50)) * 5.0f;
-  std::sort(x_train.data(), x_train.data() + x_train.size());  // no sort op: the elements are contiguous
+  // No sort op: std::sort on the host, whose copy is contiguous, then back to the default backend.
+  auto const x_train_host = dt::to<dt::cpu>(dt::rand<float>(Train(50)) * 5.0f);
+  std::sort(x_train_host.data(), x_train_host.data() + x_train_host.size());
+  dt::tensor<float, Train> const x_train = dt::to<dt::default_backend>(x_train_host);
   // y_train = f(x_train) + torch.normal(0.0, 0.5, (n_train,))
   dt::tensor<float, Train> const y_train = f(x_train) + dt::normal<float>(0.0, 0.5, Train(50));
   // x_test = torch.arange(0, 5, 0.1); y_truth = f(x_test)
@@ -108,10 +114,17 @@ int main(int argc, char** argv) {
   dt::tensor<float, Test, Train> const attention_weights = dt::nn::nadaraya_watson_weights<Train>(x_test, x_train);
   dt::tensor<float, Test> const y_hat = dt::nn::nadaraya_watson<Train>(x_test, x_train, y_train);
 
+  // Host copies for the element access below.
+  auto const x_test_host = dt::to<dt::cpu>(x_test);
+  auto const y_truth_host = dt::to<dt::cpu>(y_truth);
+  auto const y_hat_host = dt::to<dt::cpu>(y_hat);
+  auto const y_train_host = dt::to<dt::cpu>(y_train);
+  auto const weights_host = dt::to<dt::cpu>(attention_weights);
+
   std::cout << std::fixed << std::setprecision(4) << "   x_test   y_truth     y_hat\n";
   for (dt::index_t i = 0; i < x_test.size(); i += 7) {
-    std::cout << std::setw(9) << x_test(Test(i)) << std::setw(10) << y_truth(Test(i)) << std::setw(10)
-              << y_hat(Test(i)) << '\n';
+    std::cout << std::setw(9) << x_test_host(Test(i)) << std::setw(10) << y_truth_host(Test(i)) << std::setw(10)
+              << y_hat_host(Test(i)) << '\n';
   }
   std::cout << std::defaultfloat;
 
@@ -122,13 +135,13 @@ int main(int argc, char** argv) {
     double denominator = 0;
     double row_sum = 0;
     for (dt::index_t j = 0; j < x_train.size(); ++j) {
-      double const d = double(x_test(Test(i))) - double(x_train(Train(j)));
+      double const d = double(x_test_host(Test(i))) - double(x_train_host(Train(j)));
       double const kernel = std::exp(-d * d / 2);
-      numerator += kernel * y_train(Train(j));
+      numerator += kernel * y_train_host(Train(j));
       denominator += kernel;
-      row_sum += attention_weights(Test(i), Train(j));
+      row_sum += weights_host(Test(i), Train(j));
     }
-    largest_diff = std::max(largest_diff, std::abs(numerator / denominator - y_hat(Test(i))));
+    largest_diff = std::max(largest_diff, std::abs(numerator / denominator - y_hat_host(Test(i))));
     if (std::abs(row_sum - 1) > 1e-5) fail("a row of attention weights sums to " + std::to_string(row_sum));
   }
   std::cout << "largest difference from a double-precision loop: " << largest_diff << '\n';
@@ -171,9 +184,12 @@ int main(int argc, char** argv) {
   // values = Y_tile[(1 - torch.eye(n_train)).type(torch.bool)].reshape((n_train, -1))
   auto const keys = nw::leave_one_out<Pairs, Source>(x_train);    // [Train, Pairs=49]
   auto const values = nw::leave_one_out<Pairs, Source>(y_train);  // [Train, Pairs=49]
+  auto const keys_host = dt::to<dt::cpu>(keys);
   for (dt::index_t i = 0; i < x_train.size(); i += 7) {
     for (dt::index_t j = 0; j < keys.extent<Pairs>(); ++j) {
-      if (keys(Train(i), Pairs(j)) != x_train(Train(j < i ? j : j + 1))) fail("leave-one-out keys are wrong");
+      if (keys_host(Train(i), Pairs(j)) != x_train_host(Train(j < i ? j : j + 1))) {
+        fail("leave-one-out keys are wrong");
+      }
     }
   }
 
@@ -205,6 +221,7 @@ int main(int argc, char** argv) {
     y_hat_trained = net(x_test, test_keys, test_values);
   }
   auto const& trained_weights = net.attention_weights<Test>();
+  auto const y_hat_trained_host = dt::to<dt::cpu>(y_hat_trained);
 
   // The same pooling with the learned w, written out in double.
   double trained_diff = 0;
@@ -212,14 +229,16 @@ int main(int argc, char** argv) {
     double numerator = 0;
     double denominator = 0;
     for (dt::index_t j = 0; j < x_train.size(); ++j) {
-      double const d = (double(x_test(Test(i))) - double(x_train(Train(j)))) * w_trained;
+      double const d = (double(x_test_host(Test(i))) - double(x_train_host(Train(j)))) * w_trained;
       double const kernel = std::exp(-d * d / 2);
-      numerator += kernel * y_train(Train(j));
+      numerator += kernel * y_train_host(Train(j));
       denominator += kernel;
     }
     // Rows whose kernels all underflow are 0/0 in double; float's softmax
     // subtracts the maximum first, so only compare where double can.
-    if (denominator > 0) trained_diff = std::max(trained_diff, std::abs(numerator / denominator - y_hat_trained(Test(i))));
+    if (denominator > 0) {
+      trained_diff = std::max(trained_diff, std::abs(numerator / denominator - y_hat_trained_host(Test(i))));
+    }
   }
   std::cout << "trained pooling, largest difference from a double-precision loop: " << trained_diff << '\n';
   if (trained_diff > 1e-4) fail("the trained pooling differs from the kernel formula by " + std::to_string(trained_diff));

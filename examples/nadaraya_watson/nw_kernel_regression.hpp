@@ -34,11 +34,10 @@ template <class KV>
 class nw_kernel_regression {
  public:
   // d2l's torch.rand((1,)): here a rank-0 tensor, so that it broadcasts
-  // against any [Q, KV] (a [One] tensor would meet KV at the last position).
-  explicit nw_kernel_regression(float w0) : w(dt::tensor<float>(dt::uninitialized, {})) {
-    w.data()[0] = w0;
-    w.requires_grad_();
-  }
+  // against any [Q, KV] (a [One] tensor would meet KV at the last position),
+  // made on the default backend by full() and marked as a leaf that
+  // requires grad.
+  explicit nw_kernel_regression(float w0) : w(dt::full<float>(w0)) { w.requires_grad_(); }
   explicit nw_kernel_regression(dt::generator& gen) : nw_kernel_regression(dt::rand<float>(gen).item()) {}
 
   // queries.repeat_interleave(n).reshape((-1, n)) is the queries broadcast
