@@ -14,10 +14,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <type_traits>
 
+#include <dimtensor/backends/reduce_identity.hpp>
 #include <dimtensor/backends/cpu/parallel.hpp>
 #include <dimtensor/backends/cpu/storage.hpp>
 #include <dimtensor/config.hpp>
@@ -25,10 +25,6 @@
 namespace dimtensor {
 
 namespace backends::cpu {
-
-/// The type a sum of T accumulates in: double for floating point, int64 otherwise.
-template <class T>
-using sum_accumulator_t = std::conditional_t<std::is_floating_point_v<T>, double, std::int64_t>;
 
 /// Partial results a contiguous fold keeps: enough for one AVX-512 register
 /// of floats, and the independent chains that hide the add latency.
@@ -60,26 +56,6 @@ inline T max_keep_nan(T m, T x) {
 template <class T>
 inline T min_keep_nan(T m, T x) {
   return (x < m || x != x) ? x : m;
-}
-
-/// The smallest value of T (-inf for floating point): the identity of max.
-template <class T>
-constexpr T lowest_value() {
-  if constexpr (std::numeric_limits<T>::has_infinity) {
-    return -std::numeric_limits<T>::infinity();
-  } else {
-    return std::numeric_limits<T>::lowest();
-  }
-}
-
-/// The largest value of T (+inf for floating point): the identity of min.
-template <class T>
-constexpr T highest_value() {
-  if constexpr (std::numeric_limits<T>::has_infinity) {
-    return std::numeric_limits<T>::infinity();
-  } else {
-    return std::numeric_limits<T>::max();
-  }
 }
 
 /// @brief Rows [begin, end) of reduce_rows.
@@ -207,7 +183,7 @@ void extremum_backward_chunk(index_t begin, index_t end, T const* in, T const* v
 /// @p in into the [outer, inner] output @p out (0 where n is 0).
 template <class T, class R>
 void backend_sum(cpu, T const* in, R* out, index_t outer, index_t n, index_t inner) {
-  using A = backends::cpu::sum_accumulator_t<T>;
+  using A = backends::sum_accumulator_t<T>;
   backends::cpu::reduce_rows(
       in, out, outer, n, inner, A{0}, [](A a, A x) { return a + x; }, [](A a) { return static_cast<R>(a); });
 }
@@ -217,7 +193,7 @@ void backend_sum(cpu, T const* in, R* out, index_t outer, index_t n, index_t inn
 template <class T>
 void backend_mean(cpu, T const* in, T* out, index_t outer, index_t n, index_t inner) {
   static_assert(std::is_floating_point_v<T>, "backend_mean: floating-point elements only");
-  using A = backends::cpu::sum_accumulator_t<T>;
+  using A = backends::sum_accumulator_t<T>;
   A const count = static_cast<A>(n);
   backends::cpu::reduce_rows(
       in, out, outer, n, inner, A{0}, [](A a, A x) { return a + x; },
@@ -229,7 +205,7 @@ void backend_mean(cpu, T const* in, T* out, index_t outer, index_t n, index_t in
 template <class T>
 void backend_max(cpu, T const* in, T* out, index_t outer, index_t n, index_t inner) {
   backends::cpu::reduce_rows(
-      in, out, outer, n, inner, backends::cpu::lowest_value<T>(),
+      in, out, outer, n, inner, backends::lowest_value<T>(),
       [](T m, T x) { return backends::cpu::max_keep_nan(m, x); }, [](T m) { return m; });
 }
 
@@ -238,7 +214,7 @@ void backend_max(cpu, T const* in, T* out, index_t outer, index_t n, index_t inn
 template <class T>
 void backend_min(cpu, T const* in, T* out, index_t outer, index_t n, index_t inner) {
   backends::cpu::reduce_rows(
-      in, out, outer, n, inner, backends::cpu::highest_value<T>(),
+      in, out, outer, n, inner, backends::highest_value<T>(),
       [](T m, T x) { return backends::cpu::min_keep_nan(m, x); }, [](T m) { return m; });
 }
 

@@ -11,9 +11,9 @@
 /// otherwise), in order along the line.
 
 #include <cstdint>
-#include <limits>
 #include <type_traits>
 
+#include <dimtensor/backends/reduce_identity.hpp>
 #include <dimtensor/backends/thrust/assign.hpp>
 #include <dimtensor/backends/thrust/storage.hpp>
 #include <dimtensor/config.hpp>
@@ -23,31 +23,6 @@
 namespace dimtensor {
 
 namespace backends::thrust {
-
-/// The type a sum of T accumulates in, as the CPU backend's: double for
-/// floating point, int64 otherwise.
-template <class T>
-using sum_accumulator_t = std::conditional_t<std::is_floating_point_v<T>, double, std::int64_t>;
-
-/// The smallest value of T (-inf for floating point): the identity of max.
-template <class T>
-constexpr T lowest_value() {
-  if constexpr (std::numeric_limits<T>::has_infinity) {
-    return -std::numeric_limits<T>::infinity();
-  } else {
-    return std::numeric_limits<T>::lowest();
-  }
-}
-
-/// The largest value of T (+inf for floating point): the identity of min.
-template <class T>
-constexpr T highest_value() {
-  if constexpr (std::numeric_limits<T>::has_infinity) {
-    return std::numeric_limits<T>::infinity();
-  } else {
-    return std::numeric_limits<T>::max();
-  }
-}
 
 /// a + b.
 struct sum_op {
@@ -214,7 +189,7 @@ struct extremum_all_backward_element {
 /// @p in into the [outer, inner] output @p out (0 where n is 0).
 template <class System, class T, class R>
 void backend_sum(thrust_backend<System>, T const* in, R* out, index_t outer, index_t n, index_t inner) {
-  using A = backends::thrust::sum_accumulator_t<T>;
+  using A = backends::sum_accumulator_t<T>;
   backends::thrust::reduce_lines<thrust_backend<System>>(in, out, outer, n, inner, A{0}, backends::thrust::sum_op{},
                                                          backends::thrust::cast_to<R>{});
 }
@@ -224,7 +199,7 @@ void backend_sum(thrust_backend<System>, T const* in, R* out, index_t outer, ind
 template <class System, class T>
 void backend_mean(thrust_backend<System>, T const* in, T* out, index_t outer, index_t n, index_t inner) {
   static_assert(std::is_floating_point_v<T>, "backend_mean: floating-point elements only");
-  using A = backends::thrust::sum_accumulator_t<T>;
+  using A = backends::sum_accumulator_t<T>;
   backends::thrust::reduce_lines<thrust_backend<System>>(in, out, outer, n, inner, A{0}, backends::thrust::sum_op{},
                                                          backends::thrust::divide_by<T, A>{static_cast<A>(n)});
 }
@@ -234,7 +209,7 @@ void backend_mean(thrust_backend<System>, T const* in, T* out, index_t outer, in
 template <class System, class T>
 void backend_max(thrust_backend<System>, T const* in, T* out, index_t outer, index_t n, index_t inner) {
   backends::thrust::reduce_lines<thrust_backend<System>>(in, out, outer, n, inner,
-                                                         backends::thrust::lowest_value<T>(),
+                                                         backends::lowest_value<T>(),
                                                          backends::thrust::max_op{}, backends::thrust::cast_to<T>{});
 }
 
@@ -243,7 +218,7 @@ void backend_max(thrust_backend<System>, T const* in, T* out, index_t outer, ind
 template <class System, class T>
 void backend_min(thrust_backend<System>, T const* in, T* out, index_t outer, index_t n, index_t inner) {
   backends::thrust::reduce_lines<thrust_backend<System>>(in, out, outer, n, inner,
-                                                         backends::thrust::highest_value<T>(),
+                                                         backends::highest_value<T>(),
                                                          backends::thrust::min_op{}, backends::thrust::cast_to<T>{});
 }
 
