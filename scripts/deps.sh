@@ -12,6 +12,7 @@ packages=(
   libopenblas-dev libthrust-dev nlohmann-json3-dev
   libbenchmark-dev doxygen graphviz libpng-dev
   libcairo2-dev pkg-config fonts-dejavu-core
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -7,12 +7,18 @@
 #      header, package, example, CUDA (skipped without a GPU) and
 #      benchmark-smoke tests;
 #   3. sanitizer build (preset `asan`: AddressSanitizer + UBSan at -O0) of
-#      the unit and parity tests, run under CTest.
+#      the unit and parity tests, run under CTest;
+#   4. ThreadSanitizer build (preset `tsan`) of the concurrency tests
+#      (tests/tsan), run under CTest;
+#   5. the libFuzzer targets (preset `fuzz`, clang: tests/fuzz), each run for
+#      DIMTENSOR_FUZZ_SECONDS (default 60) on its seeds, when clang's
+#      libFuzzer runtime is present (skipped with a note otherwise).
 # The unit tests are built once, in step 3: under the sanitizers GCC 12
 # compiles a test file 4 times slower at -O2 -g than without them, and at
 # -O0 -g1 about as fast as a release build (docs/building.md, "CI").
 # Exits nonzero when any build or test fails; the last line sums up the tests.
-#   DIMTENSOR_JOBS=N   parallel jobs (default: number of cores)
+#   DIMTENSOR_JOBS=N            parallel jobs (default: number of cores)
+#   DIMTENSOR_FUZZ_SECONDS=S    how long each fuzz target runs (default 60)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,14 +31,15 @@ summaries=()
 passed_total=0
 failed_total=0
 
-# run_phase <name> <preset>: configure, build and test one preset.
+# run_phase <name> <preset> [cmake options…]: configure, build and test one preset.
 run_phase() {
   local name=$1 preset=$2 phase_start=$SECONDS
+  shift 2
   local log="build/${preset}-ctest.log"
   echo
   echo "=== ${name}: configure, build and test (preset ${preset}, ${jobs} jobs)"
   mkdir -p build
-  if ! cmake --preset "$preset" "${cmake_launcher[@]}"; then
+  if ! cmake --preset "$preset" "${cmake_launcher[@]}" "$@"; then
     failures+=("${name}: configure failed")
     return
   fi
@@ -56,9 +63,32 @@ run_phase() {
   fi
 }
 
+# Whether clang can link a libFuzzer target here.
+fuzzer_available() {
+  command -v clang++ >/dev/null 2>&1 || return 1
+  local probe
+  probe=$(mktemp -d)
+  printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' \
+    >"$probe/probe.cpp"
+  clang++ -fsanitize=fuzzer "$probe/probe.cpp" -o "$probe/probe" >/dev/null 2>&1
+  local rc=$?
+  rm -rf "$probe"
+  return $rc
+}
+
 set +e
 run_phase "release" ci
 run_phase "sanitizers" asan
+run_phase "threads" tsan
+if fuzzer_available; then
+  run_phase "fuzzing" fuzz "-DDIMTENSOR_FUZZ_SECONDS=${DIMTENSOR_FUZZ_SECONDS:-60}"
+  # Each target's executions and findings (tests/fuzz/run_fuzzer.cmake).
+  for summary_file in build/fuzz/tests/fuzz/work/*/summary.txt; do
+    [[ -f "$summary_file" ]] && summaries+=("  $(cat "$summary_file")")
+  done
+else
+  summaries+=("fuzzing (fuzz): skipped, clang's libFuzzer runtime is not installed (libclang-rt-14-dev)")
+fi
 set -e
 
 echo

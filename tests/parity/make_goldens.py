@@ -330,6 +330,32 @@ def make():
     save("log_softmax_mid_dimlast_out", nn.functional.log_softmax(X, dim=-1),
          "nn.functional.log_softmax(X, dim=-1)")
 
+    # 6. numerics at the edges: logits of +-3e38, infinities, NaN ------------
+    # One row per case; docs/reliability.md promises PyTorch's numbers here,
+    # NaN where PyTorch gives NaN (a +inf logit, a NaN, a row all -inf).
+    inf, nan = float("inf"), float("nan")
+    X = f32([[[3e38, -3e38, 0, 1],
+              [-3e38, -3e38, -3e38, -3e38],
+              [3e38, 3e38, 3e38, 3e38],
+              [nan, 1, 2, 3],
+              [inf, 1, 2, 3],
+              [-inf, -inf, -inf, -inf],
+              [-3e38, 3e38, -3e38, 3e38],
+              [-inf, 0, -3e38, 1e-38]]])
+    expr_x = ("torch.tensor([[[3e38, -3e38, 0, 1], [-3e38]*4, [3e38]*4, [nan, 1, 2, 3], [inf, 1, 2, 3], "
+              "[-inf]*4, [-3e38, 3e38, -3e38, 3e38], [-inf, 0, -3e38, 1e-38]]])")
+    vl = i64([[4, 3, 2, 4, 4, 4, 1, 2]])
+    labels = i64([[0, 1, 2, 1, 0, 0, 1, 3]])
+    save("edges_X", X, expr_x)
+    save("edges_softmax_out", nn.functional.softmax(X, dim=-1), "nn.functional.softmax(X, dim=-1)")
+    save("edges_log_softmax_out", nn.functional.log_softmax(X, dim=-1), "nn.functional.log_softmax(X, dim=-1)")
+    save("edges_valid_lens", vl, "torch.tensor([[4, 3, 2, 4, 4, 4, 1, 2]])")
+    save("edges_masked_softmax_out", masked_softmax(X.clone(), vl), "masked_softmax(X, valid_lens)  # d2l's, -1e6")
+    save("edges_labels", labels, "torch.tensor([[0, 1, 2, 1, 0, 0, 1, 3]])")
+    save("edges_cross_entropy_out",
+         nn.functional.cross_entropy(X.reshape(-1, 4), labels.reshape(-1), reduction="none").reshape(1, 8),
+         "nn.functional.cross_entropy(X.reshape(-1, 4), labels.reshape(-1), reduction='none').reshape(1, 8)")
+
 
 # ---------------------------------------------------------------------------
 # Attention modules: every case is a folder data/attention/<case>/ holding the

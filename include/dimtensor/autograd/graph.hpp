@@ -41,6 +41,10 @@ struct tensor_state {
   std::shared_ptr<void> grad;
   /// Identifies the type stored in `grad` (a guard for the typed readers).
   void const* grad_type = nullptr;
+
+  /// Releases the node, and the graph behind it, without recursion: a
+  /// chain of any length is freed in a loop (detail::release).
+  ~tensor_state();
 };
 
 /// @brief One recorded operation.
@@ -78,6 +82,37 @@ class rule_node final : public node {
  private:
   F f_;
 };
+
+namespace detail {
+/// @brief Drops @p n, and every node that only it kept alive, in a loop.
+///
+/// A node holds its operands' states, and a state holds the node that made
+/// it, so dropping the last result of a long chain would otherwise recurse
+/// once per node (~tensor_state → ~node → ~tensor_state …) and overflow the
+/// stack.  The outermost release on a thread keeps a list; a state
+/// destroyed while it runs hands its node to that list instead of dropping
+/// it, and the loop drops them one at a time.
+inline void release(std::shared_ptr<node> n) noexcept {
+  thread_local std::vector<std::shared_ptr<node>>* pending = nullptr;
+  if (pending != nullptr) {
+    pending->push_back(std::move(n));
+    return;
+  }
+  std::vector<std::shared_ptr<node>> list;
+  list.push_back(std::move(n));
+  pending = &list;
+  while (!list.empty()) {
+    std::shared_ptr<node> last = std::move(list.back());
+    list.pop_back();
+    last.reset();  // may push the nodes of the states it held
+  }
+  pending = nullptr;
+}
+}  // namespace detail
+
+inline tensor_state::~tensor_state() {
+  if (grad_fn) detail::release(std::move(grad_fn));
+}
 
 /// A unique address per type: what `tensor_state::grad_type` holds.
 template <class T>

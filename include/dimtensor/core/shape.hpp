@@ -85,6 +85,33 @@ std::string shape_string(std::array<index_t, R> const& ext) {
                     std::string(what_b) + ")");
 }
 
+/// @brief @p extent · @p factor for non-negative numbers, or `value_error`
+/// "<op>: <what()> overflows the extent (…)" when the product overflows an
+/// index_t; @p what spells the operand ("dimension Batch of extent 4
+/// repeated 4611686018427387905 times") only then.  The one place where an
+/// operation makes a new extent by multiplying; the tensor built from it
+/// checks the whole shape (checked_element_count).
+template <class What>
+index_t checked_extent_product(std::string_view op, index_t extent, index_t factor, What const& what) {
+  if (extent != 0 && factor > std::numeric_limits<index_t>::max() / extent) {
+    throw value_error(std::string(op) + ": " + std::string(what()) + " overflows the extent (" +
+                      std::to_string(extent) + " x " + std::to_string(factor) + " > " +
+                      std::to_string(std::numeric_limits<index_t>::max()) + ")");
+  }
+  return extent * factor;
+}
+
+/// @brief @p a + @p b for non-negative extents, or `value_error`
+/// "<op>: <what()> overflows the extent (…)" when the sum overflows an index_t.
+template <class What>
+index_t checked_extent_sum(std::string_view op, index_t a, index_t b, What const& what) {
+  if (a > std::numeric_limits<index_t>::max() - b) {
+    throw value_error(std::string(op) + ": " + std::string(what()) + " overflows the extent (" + std::to_string(a) +
+                      " + " + std::to_string(b) + " > " + std::to_string(std::numeric_limits<index_t>::max()) + ")");
+  }
+  return a + b;
+}
+
 /// @brief Product of the extents (all non-negative), or `value_error` naming
 /// @p op and the shape when the elements, of @p element_size bytes each,
 /// would need more bytes than an index_t can count (the product or the byte

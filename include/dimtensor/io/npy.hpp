@@ -69,10 +69,14 @@ struct npy_header {
   /// bytes after the magic string (the file's start, for a file of one array).
   std::size_t data_offset = 0;
 
-  /// Number of elements the shape holds (the shape is checked not to overflow when read).
+  /// Number of elements the shape holds: 0 when an extent is 0 (the
+  /// product of the other extents is checked not to overflow when read).
   index_t element_count() const noexcept {
     index_t n = 1;
-    for (auto e : shape) n *= e;
+    for (auto e : shape) {
+      if (e == 0) return 0;
+      n *= e;
+    }
     return n;
   }
 };
@@ -360,13 +364,14 @@ inline npy_header read_npy_header(std::istream& in, std::string_view op, std::st
   }
   npy_header_parser(text, op, name).parse(h);
 
-  // Every extent fits in index_t; their product must too, in bytes.
+  // Every extent fits in index_t; the product of the non-zero ones must too,
+  // in bytes, also when another extent is 0: a tensor of this shape has
+  // strides that multiply them (as the tensor's own check says).
   std::size_t const word = npy_word_size(h.descr);
   index_t const max_count = std::numeric_limits<index_t>::max() / static_cast<index_t>(word > 0 ? word : 1);
-  bool const empty = std::find(h.shape.begin(), h.shape.end(), index_t{0}) != h.shape.end();
   index_t count = 1;
   for (auto e : h.shape) {
-    if (empty) break;
+    if (e == 0) continue;
     if (count > max_count / e) fail("the shape " + npy_shape_string(h.shape, 16) + " holds too many elements to address");
     count *= e;
   }

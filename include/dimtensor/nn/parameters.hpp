@@ -22,6 +22,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -108,7 +109,14 @@ void zero_grad(M& model) {
 template <Module M>
 void load_parameters(M& model, std::filesystem::path const& source) {
   std::vector<std::function<void()>> commits;
-  if (std::filesystem::is_directory(source)) {
+  std::error_code ec;
+  bool const folder = std::filesystem::is_directory(source, ec);
+  if (ec) {
+    // A symlink loop, a name too long, no permission: what the file system
+    // said, as every io failure is reported.
+    throw io_error("load_parameters: cannot read " + source.string() + ": " + ec.message());
+  }
+  if (folder) {
     model.for_each_parameter(
         [&](std::string const& key, auto& parameter) {
           using tensor_type = std::remove_cvref_t<decltype(parameter)>;

@@ -225,7 +225,10 @@ auto concat(X0 const& x0, Xs const&... xs) {
                                                   "operand 0", "operand " + std::to_string(k));
                   }
                 }
-                ext[pos] += p.extents()[pos];
+                ext[pos] = detail::checked_extent_sum("concat", ext[pos], p.extents()[pos], [&] {
+                  return "dimension " + std::string(detail::names_of<L0>::value[pos]) + " joined over " +
+                         std::to_string(k + 1) + " operands";
+                });
                 ++k;
               }(),
               ...);

@@ -72,10 +72,13 @@ auto repeat_interleave(X const& x, index_t repeats) {
     }
     auto const t = eval(x);
     auto ext = t.extents();
-    ext[pos] *= repeats;
+    ext[pos] = detail::checked_extent_product("repeat_interleave", ext[pos], repeats, [&] {
+      return "dimension " + std::string(dim_name_v<D>) + " of extent " + std::to_string(ext[pos]) + " repeated " +
+             std::to_string(repeats) + " times";
+    });
     using out_t =
         tensor_with_dims<typename X::backend, typename X::value_type, boost::mp11::mp_replace_at_c<L, pos, To>>;
-    out_t out(uninitialized, ext);
+    out_t out(uninitialized, ext);  // checks the whole shape
     // The output is x with a dim of extent `repeats` after D, which the
     // source walks with stride 0: one broadcast copy.
     std::array<index_t, r + 1> wide_ext{};
@@ -87,8 +90,11 @@ auto repeat_interleave(X const& x, index_t repeats) {
     }
     wide_ext[pos + 1] = repeats;
     src_str[pos + 1] = 0;
-    backend_strided_copy(typename X::backend{}, out.data(), detail::row_major_strides(wide_ext), t.data(), src_str,
-                         wide_ext);
+    // Empty: nothing to copy, and the wide layout's strides need not fit.
+    if (out.size() != 0) {
+      backend_strided_copy(typename X::backend{}, out.data(), detail::row_major_strides(wide_ext), t.data(), src_str,
+                           wide_ext);
+    }
     if constexpr (std::is_floating_point_v<typename X::value_type>) {
       if (autograd::should_record(t)) {
         using in_t = std::remove_const_t<decltype(t)>;

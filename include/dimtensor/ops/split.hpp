@@ -31,8 +31,9 @@ struct not_divisible {
 template <class Call, class Outer, class Given>
 struct parts_not_an_extent_of {
   static_assert(always_false<Call, Outer, Given>,
-                "dimtensor: split<D, Outer, Inner>(x, n): n is the extent of Outer, written Outer(n) or "
-                "Outer::fixed<n>{} (see parts_not_an_extent_of<call, Outer, what was given> above)");
+                "dimtensor: split<D, Outer, Inner>(x, n): n is the extent of Outer or of Inner, written "
+                "Outer(n), Inner(n), Outer::fixed<n>{} or Inner::fixed<n>{} (see parts_not_an_extent_of<call, "
+                "Outer, what was given> above)");
 };
 
 }  // namespace diagnostic
@@ -53,7 +54,7 @@ constexpr auto split_diagnosis() {
       return std::type_identity<diagnostic::not_a_dimension_tag<call::split, Outer>>{};
     } else if constexpr (!DimTag<Inner>) {
       return std::type_identity<diagnostic::not_a_dimension_tag<call::split, Inner>>{};
-    } else if constexpr (!std::is_same_v<dim_of<Count>, Outer>) {
+    } else if constexpr (!std::is_same_v<dim_of<Count>, Outer> && !std::is_same_v<dim_of<Count>, Inner>) {
       return std::type_identity<diagnostic::parts_not_an_extent_of<call::split, Outer, Count>>{};
     } else if constexpr (!contains_v<D, L>) {
       return std::type_identity<diagnostic::not_a_dimension_of<call::split, D, L>>{};
@@ -75,14 +76,22 @@ constexpr auto split_diagnosis() {
   }
 }
 
+/// The dims of split<D, Outer, Inner>(x, n) on dims L, n a Count of Outer
+/// (the given extent is Outer's) or of Inner (Inner's).
 template <class D, class Outer, class Inner, class Count, class L>
 struct split_result {
   static constexpr std::size_t pos = index_of_v<D, L>;
   static constexpr index_t e = static_extent_v<spec_at<L, pos>>;
   static constexpr index_t n = static_extent_v<Count>;
-  using outer = std::conditional_t<n == dynamic_extent, Outer, fixed<Outer, (n > 0 ? n : 1)>>;
-  using inner = std::conditional_t<e == dynamic_extent || n == dynamic_extent, Inner,
-                                   fixed<Inner, (e >= 0 && n > 0 ? e / n : 0)>>;
+  /// Whether n counts Inner rather than Outer.
+  static constexpr bool counts_inner = std::is_same_v<dim_of<Count>, Inner>;
+  using given = std::conditional_t<counts_inner, Inner, Outer>;
+  using other = std::conditional_t<counts_inner, Outer, Inner>;
+  using given_spec = std::conditional_t<n == dynamic_extent, given, fixed<given, (n > 0 ? n : 1)>>;
+  using other_spec = std::conditional_t<e == dynamic_extent || n == dynamic_extent, other,
+                                        fixed<other, (e >= 0 && n > 0 ? e / n : 0)>>;
+  using outer = std::conditional_t<counts_inner, other_spec, given_spec>;
+  using inner = std::conditional_t<counts_inner, given_spec, other_spec>;
   using type = mp::mp_insert_c<mp::mp_erase_c<L, pos, pos + 1>, pos, outer, inner>;
 };
 
@@ -93,8 +102,11 @@ struct split_result {
 /// `split<Hidden, Heads, HeadFeat>(x, Heads(3))` maps [Batch, Queries, Hidden=6]
 /// to [Batch, Queries, Heads=3, HeadFeat=2] (d2l's transpose_qkv reshape).
 ///
-/// n is `Outer(n)` or `Outer::fixed<N>{}`.  Outer is static when n is;
-/// Inner is static when D and n both are.  A view for any strides: the
+/// n is `Outer(n)` or `Outer::fixed<N>{}`, the extent of Outer; or
+/// `Inner(n)` or `Inner::fixed<N>{}`, the extent of Inner, and Outer gets
+/// extent(D) / n (which splits an empty D too: `split<BatchHeads, Batch,
+/// Heads>(x, Heads(4))` of BatchHeads=0 is Batch=0, Heads=4).  The dim n
+/// names is static when n is; the other when D and n both are.  A view for any strides: the
 /// result shares x's elements.  An expression is evaluated first.  The
 /// gradient goes back with Outer and Inner merged into D.
 /// D not a dim of x (`not_a_dimension_of`), Outer or Inner already dims of x
@@ -119,8 +131,11 @@ auto split(X const& x, Count const& parts) {
     index_t const e = t.extents()[pos];
     if (n <= 0 || e % n != 0) {
       throw value_error("split: dimension " + std::string(dim_name_v<D>) + " of extent " + std::to_string(e) +
-                        " cannot be split into " + std::string(dim_name_v<Outer>) + "=" + std::to_string(n) +
-                        " parts" + (n <= 0 ? " (the number of parts must be positive)" : " (not a divisor)"));
+                        " cannot be split into " + std::string(dim_name_v<typename shape::given>) + "=" +
+                        std::to_string(n) + (shape::counts_inner ? " elements each" : " parts") +
+                        (n <= 0 ? std::string(" (the ") + (shape::counts_inner ? "count" : "number of parts") +
+                                      " must be positive)"
+                                : std::string(" (not a divisor)")));
     }
     std::array<index_t, r + 1> ext{};
     std::array<index_t, r + 1> str{};
@@ -130,9 +145,9 @@ auto split(X const& x, Count const& parts) {
       str[to] = t.strides()[k];
     }
     index_t const s = t.strides()[pos];
-    ext[pos] = n;
-    ext[pos + 1] = e / n;
-    str[pos] = s * (e / n);
+    ext[pos] = shape::counts_inner ? e / n : n;
+    ext[pos + 1] = shape::counts_inner ? n : e / n;
+    str[pos] = s * ext[pos + 1];
     str[pos + 1] = s;
     using out_t = tensor_with_dims<typename X::backend, typename X::value_type, typename shape::type>;
     out_t out(t.storage(), t.data(), ext, str);

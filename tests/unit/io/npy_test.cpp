@@ -470,4 +470,27 @@ TEST_CASE("load_npy rejects malformed files with io_error naming the file and th
   }
 }
 
+TEST_CASE("load_npy: a shape with an extent of 0 is checked like any other", "[io][npy]") {
+  // The product of the other extents used to go unchecked when one was 0:
+  // (9166104370767928434, 3, 0) overflowed in npy_header::element_count()
+  // (UBSan), and (0, 2^62) reached the tensor, whose value_error escaped
+  // instead of an io_error naming the file.
+  CHECK_THAT(load_error<f3>("zero_huge.npy", npy_bytes(dict("<f4", "(9166104370767928434, 3, 0)"), "")),
+             Catch::Contains("zero_huge.npy: the shape (9166104370767928434, 3, 0) holds too many elements to "
+                             "address"));
+  CHECK_THAT(load_error<f2>("zero_wide.npy", npy_bytes(dict("<f4", "(0, 4611686018427387904)"), "")),
+             Catch::Contains("zero_wide.npy: the shape (0, 4611686018427387904) holds too many elements to "
+                             "address"));
+  std::istringstream in(npy_bytes(dict("<f4", "(0, 4611686018427387904)"), ""));
+  REQUIRE_THROWS_AS(dt::read_npy_header(in, "stream"), dt::io_error);
+
+  // Empty arrays whose other extents fit still load, with the extents they say.
+  auto const p = tmp() / "zero_ok.npy";
+  write_bytes(p, npy_bytes(dict("<f4", "(0, 1000000, 1000)"), ""));
+  auto const t = dt::load_npy<f3>(p);
+  CHECK(t.extents() == std::array<dt::index_t, 3>{0, 1000000, 1000});
+  std::istringstream ok(npy_bytes(dict("<i4", "(3, 0, 2)"), ""));
+  CHECK(dt::read_npy_header(ok, "stream").element_count() == 0);
+}
+
 }  // namespace npy_test

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include <dimtensor/dimtensor.hpp>
@@ -86,4 +87,23 @@ TEST_CASE("repeat_interleave large enough for the threaded copy", "[ops][repeat_
   for (dt::index_t b = 0; b < 200; ++b)
     for (dt::index_t q = 0; q < 200; ++q) all = all && r(Batch(b), Queries(q)) == x(Queries(q / 2), Batch(b));
   CHECK(all);
+}
+
+TEST_CASE("repeat_interleave: repeats that overflow the extent are a value_error", "[ops][repeat_interleave]") {
+  // 4 · (2^62 + 1) used to wrap to 4 and write past the buffer; 4 · 2^62 wrapped to an empty tensor.
+  dt::tensor<float, Batch> x{1, 2, 3, 4};
+  for (dt::index_t repeats : {(dt::index_t{1} << 62) + 1, dt::index_t{1} << 62, dt::index_t{1} << 61}) {
+    INFO("repeats " << repeats);
+    REQUIRE_THROWS_AS(dt::repeat_interleave<Batch>(x, repeats), dt::value_error);
+    REQUIRE_THROWS_WITH(dt::repeat_interleave<Batch>(x, repeats),
+                        Catch::StartsWith("repeat_interleave: dimension Batch of extent 4 repeated " +
+                                          std::to_string(repeats) + " times overflows the extent"));
+  }
+  // 2^60 repeats fit in the extent, but 2^62 floats do not fit in memory: the tensor's own check.
+  REQUIRE_THROWS_WITH(dt::repeat_interleave<Batch>(x, dt::index_t{1} << 60),
+                      Catch::Contains("more elements than memory can address"));
+  // An empty dim repeated any number of times stays empty, and nothing is copied.
+  auto const empty = dt::zeros<float>(Batch(0), Hidden(3));
+  auto const r = dt::repeat_interleave<Batch>(empty, (dt::index_t{1} << 62) + 1);
+  CHECK(r.extents() == std::array<dt::index_t, 2>{0, 3});
 }

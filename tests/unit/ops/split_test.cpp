@@ -82,3 +82,27 @@ TEST_CASE("split into parts that do not divide the extent is a value_error", "[o
   REQUIRE_THROWS_WITH((dt::split<Hidden, Heads, HeadFeat>(s, Heads(-2))),
                       Catch::Contains("Heads=-2") && Catch::Contains("must be positive"));
 }
+
+TEST_CASE("split by the extent of Inner: Outer gets the rest, also of an empty dim", "[ops][split]") {
+  auto x = dt::empty<float>(Batch(2), Hidden(6));
+  for (dt::index_t i = 0; i < x.size(); ++i) x.data()[i] = static_cast<float>(i);
+  auto y = dt::split<Hidden, Heads, HeadFeat>(x, HeadFeat(2));
+  STATIC_REQUIRE(std::is_same_v<decltype(y), dt::tensor<float, Batch, Heads, HeadFeat>>);
+  CHECK(y.extents() == std::array<dt::index_t, 3>{2, 3, 2});
+  CHECK(y.storage() == x.storage());
+  for (dt::index_t b = 0; b < 2; ++b)
+    for (dt::index_t h = 0; h < 3; ++h)
+      for (dt::index_t f = 0; f < 2; ++f) CHECK(y(Batch(b), Heads(h), HeadFeat(f)) == x(Batch(b), Hidden(h * 2 + f)));
+
+  auto s = dt::split<Hidden, Heads, HeadFeat>(dt::zeros<float>(Hidden::fixed<6>{}), HeadFeat::fixed<3>{});
+  STATIC_REQUIRE(std::is_same_v<decltype(s), dt::tensor<float, Heads::fixed<2>, HeadFeat::fixed<3>>>);
+
+  // An empty dim splits into Outer=0 by a known Inner extent (by an Outer count, 0 parts is an error).
+  auto e = dt::split<Hidden, Heads, HeadFeat>(dt::zeros<float>(Batch(2), Hidden(0)), HeadFeat(4));
+  CHECK(e.extents() == std::array<dt::index_t, 3>{2, 0, 4});
+  REQUIRE_THROWS_WITH((dt::split<Hidden, Heads, HeadFeat>(x, HeadFeat(4))),
+                      Catch::StartsWith("split: dimension Hidden of extent 6 cannot be split into HeadFeat=4 elements "
+                                        "each (not a divisor)"));
+  REQUIRE_THROWS_WITH((dt::split<Hidden, Heads, HeadFeat>(x, HeadFeat(0))),
+                      Catch::Contains("HeadFeat=0 elements each (the count must be positive)"));
+}

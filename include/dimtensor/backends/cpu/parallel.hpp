@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
 
 #include <dimtensor/config.hpp>
+#include <dimtensor/core/error.hpp>
 
 #if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
 extern "C" void openblas_set_num_threads(int);
@@ -51,10 +53,23 @@ void parallel_for(index_t n, index_t cost, Fn&& fn) {
 }
 }  // namespace backends::cpu
 
+/// The most threads set_num_threads accepts.
+inline constexpr int max_num_threads = 1024;
+
 /// @brief Sets the number of threads the CPU backend uses (OpenMP and the
-/// BLAS); 0 restores the default.
+/// BLAS); 0 restores the default.  A count below 0 or above
+/// max_num_threads (or OpenMP's thread limit) is a `value_error`, and
+/// nothing changes.
 inline void set_num_threads(int n) {
-  backends::cpu::thread_setting() = n < 0 ? 0 : n;
+  int limit = max_num_threads;
+#if defined(_OPENMP)
+  limit = std::min(limit, omp_get_thread_limit());
+#endif
+  if (n < 0 || n > limit) {
+    throw value_error("set_num_threads: " + std::to_string(n) + " threads requested; the CPU backend takes 1 to " +
+                      std::to_string(limit) + ", or 0 for the default");
+  }
+  backends::cpu::thread_setting() = n;
 #if defined(_OPENMP)
   static int const default_threads = omp_get_max_threads();
   omp_set_num_threads(n > 0 ? n : default_threads);

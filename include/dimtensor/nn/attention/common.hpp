@@ -6,11 +6,15 @@
 /// `nn::attention_base`: the modes, the kept weights and the last step of
 /// the forward pass of a module with its own dropout.
 
+#include <algorithm>
 #include <any>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <boost/mp11/list.hpp>
 
@@ -167,43 +171,109 @@ using qkv_diagnosis_t = typename first_diagnosis<
     typename decltype(operand_diagnosis<Call, operand::values, V, boost::mp11::mp_list<KV>,
                                         boost::mp11::mp_list<Queries>>())::type>::type;
 
-/// @brief The attention weights of a module's last call, whatever their dims.
+/// @brief The attention weights of a module's last call on each thread,
+/// whatever their dims.
 ///
 /// A module's forward pass is a template, so the weights' type depends on
 /// the call; the store keeps the tensor as it was and hands it back only
 /// as the type it has, checked at run time (`value_error` naming both).
+///
+/// Each thread has its own last call: several threads may run one shared
+/// module (in eval mode) at once, and each reads back the weights of its
+/// own call.  The entries sit behind a lock, one per thread that has
+/// called, until the module goes (docs/design.md, "Threads").
 class weights_store {
  public:
-  /// Keeps @p weights, replacing what was kept.
+  /// No weights yet.
+  weights_store() = default;
+  /// A copy of @p other's entries.
+  weights_store(weights_store const& other) : entries_(other.copy_entries()) {}
+  /// @p other's entries, taken.
+  weights_store(weights_store&& other) noexcept : entries_(other.take_entries()) {}
+  /// Replaces the entries with a copy of @p other's.
+  weights_store& operator=(weights_store const& other) {
+    if (this != &other) replace_entries(other.copy_entries());
+    return *this;
+  }
+  /// Replaces the entries with @p other's, taken.
+  weights_store& operator=(weights_store&& other) noexcept {
+    if (this != &other) replace_entries(other.take_entries());
+    return *this;
+  }
+  ~weights_store() = default;
+
+  /// Keeps @p weights as this thread's, replacing what this thread kept.
   template <class Tensor>
   void set(Tensor weights) {
-    value_ = std::move(weights);
     // The shape is spelled only when an error needs it, not on every call.
-    describe_ = [](std::any const& value) {
+    auto const describe = [](std::any const& value) {
       auto const& t = std::any_cast<Tensor const&>(value);
       return dimtensor::detail::shape_string<typename Tensor::specs>(t.extents());
     };
+    std::any value = std::move(weights);
+    {
+      std::lock_guard const lock(mutex_);
+      auto const id = std::this_thread::get_id();
+      auto const it = std::find_if(entries_.begin(), entries_.end(), [&](entry const& e) { return e.thread == id; });
+      if (it == entries_.end()) {
+        entries_.push_back(entry{id, std::move(value), describe});
+        return;
+      }
+      std::swap(it->value, value);
+      it->describe = describe;
+    }
+    // The weights replaced are released here, outside the lock.
   }
 
-  /// The kept weights as a Tensor; @p module names the module in errors.
+  /// This thread's kept weights as a Tensor (a handle sharing their
+  /// storage); @p module names the module in errors.
   template <class Tensor>
-  Tensor const& get(std::string_view module) const {
-    if (!value_.has_value()) {
+  Tensor get(std::string_view module) const {
+    std::lock_guard const lock(mutex_);
+    auto const id = std::this_thread::get_id();
+    auto const it = std::find_if(entries_.begin(), entries_.end(), [&](entry const& e) { return e.thread == id; });
+    if (it == entries_.end()) {
       throw value_error(std::string(module) +
-                        ": no attention weights yet; they are kept by each call of the module");
+                        ": no attention weights yet; they are kept by each call of the module, per thread");
     }
-    auto const* p = std::any_cast<Tensor>(&value_);
+    auto const* p = std::any_cast<Tensor>(&it->value);
     if (p == nullptr) {
-      throw value_error(std::string(module) + ": the attention weights are " + describe_(value_) + ", not [" +
-                        joined_names<typename Tensor::specs>() + "]");
+      throw value_error(std::string(module) + ": the attention weights are " + it->describe(it->value) +
+                        ", not [" + joined_names<typename Tensor::specs>() + "]");
     }
     return *p;
   }
 
-  /// Whether a call has kept weights.
-  bool has_value() const noexcept { return value_.has_value(); }
+  /// Whether a call on this thread has kept weights.
+  bool has_value() const {
+    std::lock_guard const lock(mutex_);
+    auto const id = std::this_thread::get_id();
+    return std::any_of(entries_.begin(), entries_.end(), [&](entry const& e) { return e.thread == id; });
+  }
 
  private:
+  /// One thread's last weights and how to spell their shape.
+  struct entry {
+    std::thread::id thread;
+    std::any value;
+    std::string (*describe)(std::any const&) = nullptr;
+  };
+
+  std::vector<entry> copy_entries() const {
+    std::lock_guard const lock(mutex_);
+    return entries_;
+  }
+  std::vector<entry> take_entries() noexcept {
+    std::lock_guard const lock(mutex_);
+    return std::exchange(entries_, {});
+  }
+  void replace_entries(std::vector<entry> entries) noexcept {
+    {
+      std::lock_guard const lock(mutex_);
+      std::swap(entries_, entries);
+    }
+  }
+
   template <class L>
   static std::string joined_names() {
     std::string s;
@@ -217,8 +287,8 @@ class weights_store {
     return s;
   }
 
-  std::any value_;
-  std::string (*describe_)(std::any const&) = nullptr;
+  mutable std::mutex mutex_;
+  std::vector<entry> entries_;
 };
 
 }  // namespace nn::detail
@@ -246,10 +316,10 @@ class attention_base {
   /// Evaluation mode: dropout is the identity.
   Derived& eval() noexcept { return train(false); }
 
-  /// @brief The attention weights of the last call, as the tensor type
-  /// with dims @p Specs (e.g. `<Batch, Queries, KVPairs>`); `value_error`
-  /// naming both shapes when the last call's weights had other dims, or
-  /// when there was no call yet.
+  /// @brief The attention weights of this thread's last call, as the
+  /// tensor type with dims @p Specs (e.g. `<Batch, Queries, KVPairs>`);
+  /// `value_error` naming both shapes when the last call's weights had
+  /// other dims, or when this thread has made no call yet.
   ///
   /// A handle to the weights (sharing their storage), which stays valid
   /// after the next call replaces the module's own.  It is detached: no

@@ -156,7 +156,7 @@ auto transpose_output(X const& x, Count const& heads) {
       throw value_error("transpose_output: " + std::to_string(num_heads) + " heads do not divide BatchHeads=" +
                         std::to_string(merged));
     }
-    auto const parts = split<BatchHeads, Batch, Heads>(t, Batch(merged / num_heads));
+    auto const parts = split<BatchHeads, Batch, Heads>(t, Heads(num_heads));  // Batch=0 too
     using split_tags = dimtensor::detail::tags_of<typename decltype(parts)::specs>;
     auto const heads_before_feat =
         detail::permute_to<detail::move_before<split_tags, Heads, HeadFeat>>::apply(parts);

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <mutex>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -125,9 +126,26 @@ TEST_CASE("parallel: set_num_threads / get_num_threads", "[backends][cpu][parall
   CHECK(dt::get_num_threads() == 1);
   dt::set_num_threads(0);  // the default again
   CHECK(dt::get_num_threads() == initial);
-  dt::set_num_threads(-2);  // treated as 0
-  CHECK(dt::get_num_threads() == initial);
 #else
   CHECK(dt::get_num_threads() == 1);
 #endif
+}
+
+TEST_CASE("parallel: set_num_threads rejects counts out of range and keeps the setting", "[backends][cpu][parallel]") {
+  thread_guard guard;
+  dt::set_num_threads(2);
+  int const before = dt::get_num_threads();
+  // 100000 threads used to reach OpenMP, which aborted at the next parallel loop.
+  for (int n : {100000, dt::max_num_threads + 1, -2}) {
+    INFO("n " << n);
+    REQUIRE_THROWS_AS(dt::set_num_threads(n), dt::value_error);
+    REQUIRE_THROWS_WITH(dt::set_num_threads(n), Catch::StartsWith("set_num_threads: " + std::to_string(n) +
+                                                                  " threads requested; the CPU backend takes 1 to "));
+    CHECK(dt::get_num_threads() == before);
+  }
+  // A loop large enough for threads still runs, on the kept setting.
+  coverage c(100003, 1);
+  CHECK(c.exactly_once());
+  dt::set_num_threads(dt::max_num_threads);
+  CHECK(dt::backends::cpu::thread_setting() == dt::max_num_threads);
 }

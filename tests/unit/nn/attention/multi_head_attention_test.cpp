@@ -402,4 +402,30 @@ TEST_CASE("multi_head_attention: parameters under d2l's keys, drawn in d2l's ord
   CHECK(keys.back() == "layer.0.W_o.bias");
 }
 
+TEST_CASE("multi_head_attention: a batch of 0 gives the empty result in both forms", "[nn][attention]") {
+  // Both forms used to differ here: forward_d2l's transpose_output split
+  // BatchHeads=0 into Batch=0 parts and threw "cannot be split into Batch=0 parts".
+  dt::generator gen(4);
+  dt::nn::multi_head_attention<Queries, KVPairs, Hidden> attention(Hidden(6), Hidden(6), Hidden(6), Hidden(6), Heads(2),
+                                                                   0, false, gen);
+  auto const X = dt::randn<float>(gen, Batch(0), Queries(3), Hidden(6));
+  auto const Y = dt::randn<float>(gen, Batch(0), KVPairs(4), Hidden(6));
+  auto const valid_lens = dt::zeros<std::int64_t>(Batch(0));
+  auto const named = attention(X, Y, Y, valid_lens);
+  auto const d2l = attention.forward_d2l(X, Y, Y, valid_lens);
+  CHECK(named.extents() == std::array<index_t, 3>{0, 3, 6});
+  CHECK(d2l.extents() == std::array<index_t, 3>{0, 3, 6});
+  CHECK(attention.attention.attention_weights<BatchHeads, Queries, KVPairs>().extents() ==
+        std::array<index_t, 3>{0, 3, 4});
+
+  auto const merged = dt::zeros<float>(BatchHeads(0), Queries(3), HeadFeat(3));
+  auto const out = dt::nn::transpose_output<Batch, Hidden>(merged, 2);
+  STATIC_REQUIRE(std::is_same_v<decltype(out)::specs, dt::dims<Batch, Queries, Hidden>>);
+  CHECK(out.extents() == std::array<index_t, 3>{0, 3, 6});
+  // Heads that do not divide are still named.
+  auto const three = dt::zeros<float>(BatchHeads(3), Queries(1), HeadFeat(2));
+  REQUIRE_THROWS_WITH((dt::nn::transpose_output<Batch, Hidden>(three, 2)),
+                      Catch::StartsWith("transpose_output: 2 heads do not divide BatchHeads=3"));
+}
+
 }  // namespace multi_head_attention_test
