@@ -11,7 +11,6 @@
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -183,6 +182,13 @@ using qkv_diagnosis_t = typename first_diagnosis<
 /// own call.  The entries sit behind a lock, one per thread that has
 /// called, until the module goes (docs/design.md, "Threads").
 class weights_store {
+  /// A key unique to each running thread: the address of a thread-local
+  /// (cheaper to include than <thread>'s ids, and as unique).
+  static void const* this_thread_key() noexcept {
+    thread_local char key = 0;
+    return &key;
+  }
+
  public:
   /// No weights yet.
   weights_store() = default;
@@ -213,7 +219,7 @@ class weights_store {
     std::any value = std::move(weights);
     {
       std::lock_guard const lock(mutex_);
-      auto const id = std::this_thread::get_id();
+      auto const id = this_thread_key();
       auto const it = std::find_if(entries_.begin(), entries_.end(), [&](entry const& e) { return e.thread == id; });
       if (it == entries_.end()) {
         entries_.push_back(entry{id, std::move(value), describe});
@@ -230,7 +236,7 @@ class weights_store {
   template <class Tensor>
   Tensor get(std::string_view module) const {
     std::lock_guard const lock(mutex_);
-    auto const id = std::this_thread::get_id();
+    auto const id = this_thread_key();
     auto const it = std::find_if(entries_.begin(), entries_.end(), [&](entry const& e) { return e.thread == id; });
     if (it == entries_.end()) {
       throw value_error(std::string(module) +
@@ -247,14 +253,14 @@ class weights_store {
   /// Whether a call on this thread has kept weights.
   bool has_value() const {
     std::lock_guard const lock(mutex_);
-    auto const id = std::this_thread::get_id();
+    auto const id = this_thread_key();
     return std::any_of(entries_.begin(), entries_.end(), [&](entry const& e) { return e.thread == id; });
   }
 
  private:
   /// One thread's last weights and how to spell their shape.
   struct entry {
-    std::thread::id thread;
+    void const* thread;
     std::any value;
     std::string (*describe)(std::any const&) = nullptr;
   };
