@@ -51,9 +51,9 @@ class nw_kernel_regression {
     return y_hat;
   }
 
-  // The last call's attention weights, as [Q, KV] (value_error if they are not).
+  // This thread's last call's attention weights, as [Q, KV] (value_error if they are not).
   template <class Q>
-  dt::tensor<float, Q, KV> const& attention_weights() const {
+  dt::tensor<float, Q, KV> attention_weights() const {
     return weights_.get<dt::tensor<float, Q, KV>>("nw_kernel_regression");
   }
 
