@@ -17,9 +17,7 @@
 #include <boost/mp11/bind.hpp>
 
 #include <dimtensor/autograd/graph.hpp>
-#include <dimtensor/backends/cpu/assign.hpp>
-#include <dimtensor/backends/cpu/storage.hpp>
-#include <dimtensor/backends/cpu/strided_copy.hpp>
+#include <dimtensor/backends/backend.hpp>
 #include <dimtensor/core/broadcast.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
@@ -28,10 +26,6 @@
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/evaluator.hpp>
 #include <dimtensor/core/shape.hpp>
-
-#if defined(DIMTENSOR_DEFAULT_BACKEND)
-#include <dimtensor/backends/thrust.hpp>
-#endif
 
 namespace dimtensor {
 
@@ -50,16 +44,6 @@ template <class Out>
 void record_copy(std::string_view name, Out& result, Out const& x);
 }  // namespace detail
 }  // namespace autograd
-
-#if defined(DIMTENSOR_DEFAULT_BACKEND)
-/// The backend of `tensor<T, ...>`, of the factories and of the modules when
-/// none is named: `cpu`, or the one `DIMTENSOR_DEFAULT_BACKEND` names.
-using default_backend = DIMTENSOR_DEFAULT_BACKEND;
-#else
-/// The backend of `tensor<T, ...>`, of the factories and of the modules when
-/// none is named: `cpu`, or the one `DIMTENSOR_DEFAULT_BACKEND` names.
-using default_backend = cpu;
-#endif
 
 /// @brief A tensor on the default backend (`cpu` unless `DIMTENSOR_DEFAULT_BACKEND`
 /// says otherwise): `tensor<float, Batch, Queries, Hidden::fixed<8>>`.
@@ -177,6 +161,10 @@ inline constexpr detail::uninitialized_t uninitialized{};
 template <class Backend, class T, class... Specs>
 class basic_tensor {
   static_assert(Element<T>, "dimtensor: tensor element type must be float, double, std::int32_t, std::int64_t or bool");
+  static_assert(backend<Backend>,
+                "dimtensor: the tensor's backend does not declare every kernel of the backend contract "
+                "(dimtensor::backend, backends/backend.hpp); for thrust_cpp, thrust_omp or cuda include "
+                "<dimtensor/backends/thrust.hpp>");
   static_assert((DimSpec<Specs> && ...),
                 "dimtensor: every dim of a tensor must be a tag declared with DIMTENSOR_DIM or Tag::fixed<N>");
   static_assert(sizeof(detail::unique_check_t<dims<Specs...>>) > 0, "dimtensor: duplicate dimension in a tensor type");

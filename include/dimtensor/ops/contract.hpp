@@ -36,8 +36,7 @@
 
 #include <boost/mp11/algorithm.hpp>
 
-#include <dimtensor/backends/cpu/gemm.hpp>
-#include <dimtensor/backends/cpu/strided_copy.hpp>
+#include <dimtensor/backends/backend.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
@@ -195,7 +194,7 @@ template <class Backend, class T, std::size_t R, std::size_t NB, std::size_t NR,
 struct matrix_operand {
   using storage_type = typename Backend::template storage<T>;
   std::shared_ptr<storage_type> copy;
-  backends::cpu::strided_matrix<T const> view{};
+  kernel::strided_matrix<T const> view{};
 
   matrix_operand(T const* data, std::array<index_t, R> const& ext, std::array<index_t, R> const& str,
                  std::array<std::size_t, NB> const& batch, std::array<std::size_t, NR> const& rows,
@@ -254,7 +253,7 @@ void batched_product(T const* a, std::array<index_t, RA> const& ea, std::array<i
   dim_group const cc = merge_dims(c_cols, ec, sc);
   if (cb.ok && cr.ok && cc.ok) {
     backend_gemm_batched(Backend{}, batch, m, n, k, ma.view, mb.view,
-                         backends::cpu::strided_matrix<T>{c, cb.stride, cr.stride, cc.stride});
+                         kernel::strided_matrix<T>{c, cb.stride, cr.stride, cc.stride});
     return;
   }
   // C's order interleaves batch and free dims so that they cannot be
@@ -262,7 +261,7 @@ void batched_product(T const* a, std::array<index_t, RA> const& ea, std::array<i
   // contiguously, then permute it into C's order.
   typename Backend::template storage<T> tmp(batch * m * n);
   backend_gemm_batched(Backend{}, batch, m, n, k, ma.view, mb.view,
-                       backends::cpu::strided_matrix<T>{tmp.data(), m * n, n, 1});
+                       kernel::strided_matrix<T>{tmp.data(), m * n, n, 1});
   constexpr std::size_t rc = RC;
   auto const order = concat_positions(c_batch, c_rows, c_cols);
   std::array<index_t, rc> ordered_ext{};

@@ -11,7 +11,7 @@
 
 #include <boost/mp11/algorithm.hpp>
 
-#include <dimtensor/backends/cpu/gather.hpp>
+#include <dimtensor/backends/backend.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dim.hpp>

@@ -31,7 +31,7 @@
 #include <optional>
 #include <type_traits>
 
-#include <dimtensor/backends/cpu/softmax.hpp>
+#include <dimtensor/backends/backend.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>

@@ -10,8 +10,7 @@
 
 #include <boost/mp11/algorithm.hpp>
 
-#include <dimtensor/backends/cpu/reduce.hpp>
-#include <dimtensor/backends/cpu/strided_copy.hpp>
+#include <dimtensor/backends/backend.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dim.hpp>

@@ -29,7 +29,7 @@
 
 #include <boost/mp11/algorithm.hpp>
 
-#include <dimtensor/backends/cpu/softmax.hpp>
+#include <dimtensor/backends/backend.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>

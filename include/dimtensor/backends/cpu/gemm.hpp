@@ -23,6 +23,7 @@
 #include <dimtensor/backends/cpu/parallel.hpp>
 #include <dimtensor/backends/cpu/storage.hpp>
 #include <dimtensor/config.hpp>
+#include <dimtensor/kernel/blas_layout.hpp>
 
 #if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
 #include <cblas.h>
@@ -33,26 +34,15 @@ namespace dimtensor {
 
 namespace backends::cpu {
 
-/// @brief One operand of a batched matrix product: element (b, r, c) is
-/// `data[b * batch_stride + r * row_stride + c * col_stride]`.  Strides are in
-/// elements and may be anything (a transposed or sliced view as it is).
-template <class T>
-struct strided_matrix {
-  /// Element (0, 0, 0).
-  T* data;
-  /// Distance between consecutive matrices of the batch.
-  index_t batch_stride;
-  /// Distance between consecutive rows.
-  index_t row_stride;
-  /// Distance between consecutive columns.
-  index_t col_stride;
-};
-
-/// The same matrices, transposed (rows and columns swapped; no copy).
-template <class T>
-constexpr strided_matrix<T> transposed(strided_matrix<T> const& m) noexcept {
-  return {m.data, m.batch_stride, m.col_stride, m.row_stride};
-}
+// The operand type and the BLAS layout rules live in kernel/blas_layout.hpp,
+// shared with the Thrust backend; the CPU backend's names for them:
+using kernel::strided_matrix;
+using kernel::transposed;
+namespace detail {
+using kernel::blas_layout;
+using kernel::blas_view;
+using kernel::fits_int;
+}  // namespace detail
 
 /// @brief The fewest rows (or columns) a product is cut into when there
 /// are fewer products than threads: thinner slices would leave BLAS's
@@ -158,32 +148,6 @@ void gemm_reference(index_t batch, index_t m, index_t n, index_t k, strided_matr
   });
 }
 
-namespace detail {
-
-// How BLAS sees one row-major matrix of rows x cols: as it is (NoTrans,
-// leading dimension = row stride) or as the transpose of a row-major one
-// (Trans, leading dimension = column stride).  `ok` is false for layouts
-// BLAS cannot take (both strides non-unit, overlapping or negative strides).
-struct blas_view {
-  bool ok;
-  bool trans;
-  index_t ld;
-};
-
-inline blas_view blas_layout(index_t rows, index_t cols, index_t row_stride, index_t col_stride) {
-  index_t const one = 1;
-  if ((col_stride == 1 || cols == 1) && (rows == 1 || row_stride >= std::max(one, cols))) {
-    return {true, false, rows == 1 ? std::max(one, cols) : row_stride};
-  }
-  if ((row_stride == 1 || rows == 1) && (cols == 1 || col_stride >= std::max(one, rows))) {
-    return {true, true, cols == 1 ? std::max(one, rows) : col_stride};
-  }
-  return {false, false, 0};
-}
-
-inline bool fits_int(index_t v) { return v >= 0 && v <= INT_MAX; }
-
-}  // namespace detail
 
 #if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
 

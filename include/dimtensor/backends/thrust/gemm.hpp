@@ -12,10 +12,11 @@
 #include <string>
 #include <type_traits>
 
-#include <dimtensor/backends/cpu/gemm.hpp>
+#include <dimtensor/backends/cpu/gemm.hpp>  // the host systems' products
 #include <dimtensor/backends/thrust/assign.hpp>
 #include <dimtensor/backends/thrust/strided_copy.hpp>
 #include <dimtensor/config.hpp>
+#include <dimtensor/kernel/blas_layout.hpp>
 
 #if defined(__CUDACC__)
 #include <cublas_v2.h>
@@ -35,11 +36,11 @@ struct gemm_element {
   /// The contracted extent.
   index_t k;
   /// The left operand.
-  cpu::strided_matrix<T const> a;
+  kernel::strided_matrix<T const> a;
   /// The right operand.
-  cpu::strided_matrix<T const> b;
+  kernel::strided_matrix<T const> b;
   /// The result.
-  cpu::strided_matrix<T> c;
+  kernel::strided_matrix<T> c;
 
   /// Writes element @p i of C (batch-major, then row, then column).
   DIMTENSOR_HOST_DEVICE void operator()(index_t i) const {
@@ -60,11 +61,11 @@ struct packed_matrix {
   /// The packed copy, when one was needed.
   std::unique_ptr<typename Backend::template storage<T>> copy;
   /// What BLAS reads: the operand itself or its copy.
-  cpu::strided_matrix<T const> view;
+  kernel::strided_matrix<T const> view;
 
   /// Packs @p m when BLAS cannot read its strides.
-  packed_matrix(index_t batch, index_t rows, index_t cols, cpu::strided_matrix<T const> m) : view(m) {
-    if (cpu::detail::blas_layout(rows, cols, m.row_stride, m.col_stride).ok) return;
+  packed_matrix(index_t batch, index_t rows, index_t cols, kernel::strided_matrix<T const> m) : view(m) {
+    if (kernel::blas_layout(rows, cols, m.row_stride, m.col_stride).ok) return;
     copy = std::make_unique<typename Backend::template storage<T>>(batch * rows * cols);
     backend_strided_copy(Backend{}, copy->data(), std::array<index_t, 3>{rows * cols, cols, 1}, m.data,
                          std::array<index_t, 3>{m.batch_stride, m.row_stride, m.col_stride},
@@ -99,12 +100,12 @@ inline cublasHandle_t cublas_handle() {
 /// not fit cuBLAS's int arguments (the caller falls back to the kernel).
 /// cuBLAS is column-major: a row-major C is computed as Cᵀ = Bᵀ · Aᵀ.
 template <class T>
-bool cublas_gemm(index_t batch, index_t m, index_t n, index_t k, cpu::strided_matrix<T const> a,
-                 cpu::strided_matrix<T const> b, cpu::strided_matrix<T> c) {
-  cpu::detail::blas_view const la = cpu::detail::blas_layout(m, k, a.row_stride, a.col_stride);
-  cpu::detail::blas_view const lb = cpu::detail::blas_layout(k, n, b.row_stride, b.col_stride);
-  cpu::detail::blas_view const lc = cpu::detail::blas_layout(m, n, c.row_stride, c.col_stride);
-  using cpu::detail::fits_int;
+bool cublas_gemm(index_t batch, index_t m, index_t n, index_t k, kernel::strided_matrix<T const> a,
+                 kernel::strided_matrix<T const> b, kernel::strided_matrix<T> c) {
+  kernel::blas_view const la = kernel::blas_layout(m, k, a.row_stride, a.col_stride);
+  kernel::blas_view const lb = kernel::blas_layout(k, n, b.row_stride, b.col_stride);
+  kernel::blas_view const lc = kernel::blas_layout(m, n, c.row_stride, c.col_stride);
+  using kernel::fits_int;
   if (!(fits_int(m) && fits_int(n) && fits_int(k) && fits_int(batch) && fits_int(la.ld) && fits_int(lb.ld) &&
         fits_int(lc.ld))) {
     return false;
@@ -153,8 +154,8 @@ bool cublas_gemm(index_t batch, index_t m, index_t n, index_t k, cpu::strided_ma
 /// a reference kernel.
 template <class System, class T>
 void backend_gemm_batched(thrust_backend<System>, index_t batch, index_t m, index_t n, index_t k,
-                          backends::cpu::strided_matrix<T const> a, backends::cpu::strided_matrix<T const> b,
-                          backends::cpu::strided_matrix<T> c) {
+                          kernel::strided_matrix<T const> a, kernel::strided_matrix<T const> b,
+                          kernel::strided_matrix<T> c) {
   using backend = thrust_backend<System>;
   if (batch * m * n == 0) return;
   if constexpr (System::host_accessible) {
@@ -164,11 +165,11 @@ void backend_gemm_batched(thrust_backend<System>, index_t batch, index_t m, inde
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
       backends::thrust::packed_matrix<backend, T> const pa(batch, m, k, a);
       backends::thrust::packed_matrix<backend, T> const pb(batch, k, n, b);
-      if (backends::cpu::detail::blas_layout(m, n, c.row_stride, c.col_stride).ok) {
+      if (kernel::blas_layout(m, n, c.row_stride, c.col_stride).ok) {
         if (backends::thrust::cublas_gemm<T>(batch, m, n, k, pa.view, pb.view, c)) return;
       } else {
         typename backend::template storage<T> tmp(batch * m * n);
-        backends::cpu::strided_matrix<T> const packed{tmp.data(), m * n, n, 1};
+        kernel::strided_matrix<T> const packed{tmp.data(), m * n, n, 1};
         if (backends::thrust::cublas_gemm<T>(batch, m, n, k, pa.view, pb.view, packed)) {
           backend_strided_copy(backend{}, c.data, std::array<index_t, 3>{c.batch_stride, c.row_stride, c.col_stride},
                                static_cast<T const*>(tmp.data()), std::array<index_t, 3>{m * n, n, 1},
