@@ -1,6 +1,11 @@
 #pragma once
 /// @file
-/// @brief Everything: `#include <dimtensor/dimtensor.hpp>`.
+/// @brief The library a model is written with: dims, tensors, their
+/// operations, autograd, the modules, the optimizers, and printing tensors
+/// (io/print.hpp).  Reading and writing files (`.npy`, safetensors,
+/// `load_parameters`) is in `<dimtensor/io.hpp>`, plots in `<dimtensor/viz.hpp>`,
+/// the attention modules in `<dimtensor/nn/attention.hpp>`, Thrust's
+/// backends in `<dimtensor/backends/thrust.hpp>`.
 
 #include <dimtensor/config.hpp>
 #include <dimtensor/version.hpp>
@@ -45,7 +50,6 @@
 #include <dimtensor/ops/bmm.hpp>
 #include <dimtensor/ops/contract.hpp>
 
-#include <dimtensor/io/npy.hpp>
 #include <dimtensor/io/print.hpp>
 
 #include <dimtensor/nn/dropout.hpp>

@@ -131,7 +131,7 @@ class embedding {
     }
   }
 
-  /// Calls `f(prefix + "weight", weight)`: the protocol of nn/parameters.hpp.
+  /// Calls `f(prefix + "weight", weight)`: the protocol of nn/module.hpp.
   template <class F>
   void for_each_parameter(F&& f, std::string const& prefix = "") {
     f(prefix + "weight", weight);

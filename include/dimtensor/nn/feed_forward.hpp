@@ -62,7 +62,7 @@ class feed_forward {
 
   /// Calls `f(key, parameter)` for `dense1.weight`, `dense1.bias`,
   /// `dense2.weight`, `dense2.bias`, @p prefix first: the protocol of
-  /// nn/parameters.hpp.
+  /// nn/module.hpp.
   template <class F>
   void for_each_parameter(F&& f, std::string const& prefix = "") {
     dense1.for_each_parameter(f, prefix + "dense1.");

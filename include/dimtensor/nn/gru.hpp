@@ -505,7 +505,7 @@ class gru {
   /// @brief Calls `f(key, parameter)` for each parameter under its PyTorch
   /// `state_dict` key, @p prefix first: `weight_ih_l0`, `weight_hh_l0`,
   /// `bias_ih_l0`, `bias_hh_l0`, then layer 1's, …  The protocol of
-  /// nn/parameters.hpp.
+  /// nn/module.hpp.
   template <class F>
   void for_each_parameter(F&& f, std::string const& prefix = "") {
     visit(*this, f, prefix);

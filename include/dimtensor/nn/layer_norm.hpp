@@ -132,7 +132,7 @@ class layer_norm {
   }
 
   /// Calls `f(key, parameter)` for "weight" then "bias", @p prefix first:
-  /// the protocol of nn/parameters.hpp.
+  /// the protocol of nn/module.hpp.
   template <class F>
   void for_each_parameter(F&& f, std::string const& prefix = "") {
     f(prefix + "weight", weight);

@@ -200,7 +200,7 @@ class linear {
 
   /// @brief Calls `f(key, parameter)` for each parameter under its PyTorch
   /// `state_dict` key, @p prefix first: "weight", then "bias" when the
-  /// layer has one.  The protocol of nn/parameters.hpp.
+  /// layer has one.  The protocol of nn/module.hpp.
   template <class F>
   void for_each_parameter(F&& f, std::string const& prefix = "") {
     f(prefix + "weight", weight);

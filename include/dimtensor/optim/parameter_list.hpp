@@ -28,7 +28,7 @@
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/core/tensor.hpp>
-#include <dimtensor/nn/parameters.hpp>
+#include <dimtensor/nn/module.hpp>
 
 namespace dimtensor::optim {
 

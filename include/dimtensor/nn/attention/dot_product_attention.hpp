@@ -134,7 +134,7 @@ class dot_product_attention
     }
   }
 
-  /// No parameters; the protocol of nn/parameters.hpp.
+  /// No parameters; the protocol of nn/module.hpp.
   template <class F>
   void for_each_parameter(F&&, std::string const& = "") const {}
 };

@@ -1,0 +1,11 @@
+#pragma once
+/// @file
+/// @brief Tensors in and out of files and text: `.npy` (io/npy.hpp),
+/// safetensors (io/safetensors.hpp), a module's parameters by their
+/// `state_dict` keys (io/state_dict.hpp: `nn::load_parameters`,
+/// `nn::save_parameters`) and printing as PyTorch does (io/print.hpp).
+
+#include <dimtensor/io/npy.hpp>
+#include <dimtensor/io/print.hpp>
+#include <dimtensor/io/safetensors.hpp>
+#include <dimtensor/io/state_dict.hpp>
