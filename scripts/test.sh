@@ -3,9 +3,8 @@
 #   1. missing Debian packages are installed (scripts/deps.sh);
 #   2. release build (preset `ci`: the `release` preset's tests, examples,
 #      benchmarks, docs and CUDA targets, less the unit test program), then
-#      every CTest test: parity, the Thrust OpenMP suite, compile-fail,
-#      header, package, example, CUDA (skipped without a GPU) and
-#      benchmark-smoke tests;
+#      every CTest test: parity, compile-fail, header, package, example,
+#      CUDA (skipped without a GPU) and benchmark-smoke tests;
 #   3. sanitizer build (preset `asan`: AddressSanitizer + UBSan at -O0) of
 #      the unit and parity tests, run under CTest;
 #   4. ThreadSanitizer build (preset `tsan`) of the concurrency tests

@@ -127,7 +127,7 @@ phase=$SECONDS
 if ! CUDACXX="$nvcc" cmake -S "$root" -B "$build" "${generator[@]}" "${launchers[@]}" "${arch_args[@]}" \
   -DCMAKE_BUILD_TYPE=Release -DDIMTENSOR_USE_CUDA=ON -DDIMTENSOR_BUILD_TESTS=ON \
   -DDIMTENSOR_BUILD_EXAMPLES=ON -DDIMTENSOR_BUILD_BENCHMARKS=ON -DDIMTENSOR_BUILD_DOCS=OFF \
-  -DDIMTENSOR_CUDA_EXAMPLES=ON -DDIMTENSOR_THRUST_TESTS=OFF >"$logs/configure.log" 2>&1; then
+  -DDIMTENSOR_CUDA_EXAMPLES=ON >"$logs/configure.log" 2>&1; then
   say ""
   say "## Configure: FAILED"
   block "$logs/configure.log" 40
