@@ -1,5 +1,6 @@
-# Runs one compile_fail.<name> or compile_ok.<name> test; the convention is in
-# CompileFail.cmake. Invoked by CTest as
+# Runs one compile_fail.<name> test, or one compile_ok.part_<k> test (the
+# passing twins of a share of the files, in one generated TU); the convention
+# is in CompileFail.cmake. Invoked by CTest as
 #   cmake -DBINARY_DIR=<top build dir> -DTARGET=<object library> -DSOURCE=<file>
 #         -DMODE=fail|ok -DCOMPILER_ID=<id> [-DCONFIG=<cfg>] -P RunCompileFail.cmake
 #
@@ -17,7 +18,7 @@ foreach(var IN ITEMS BINARY_DIR TARGET SOURCE MODE)
 endforeach()
 
 file(READ "${SOURCE}" text)
-if(NOT text MATCHES "#[ \t]*if(def[ \t]+|[ \t]+defined[ \t]*\\(?[ \t]*)DIMTENSOR_COMPILE_FAIL")
+if(MODE STREQUAL "fail" AND NOT text MATCHES "#[ \t]*if(def[ \t]+|[ \t]+defined[ \t]*\\(?[ \t]*)DIMTENSOR_COMPILE_FAIL")
   message(FATAL_ERROR "${SOURCE}: no `#ifdef DIMTENSOR_COMPILE_FAIL` branch: "
     "put the mistake under it and the corrected code under #else")
 endif()
@@ -131,11 +132,12 @@ string(REGEX REPLACE "${esc}\\[[0-9;]*[mK]" "" output "${output}")
 if(MODE STREQUAL "ok")
   if(NOT result EQUAL 0)
     message("${output}")
-    message(FATAL_ERROR "compile_ok: ${SOURCE} without DIMTENSOR_COMPILE_FAIL "
-      "must compile, but it does not (output above; ${how}). The passing twin "
-      "is broken, so the compile-fail test proves nothing.")
+    message(FATAL_ERROR "compile_ok: the passing twins in ${SOURCE} (each file "
+      "without DIMTENSOR_COMPILE_FAIL) must compile, but they do not (output "
+      "above, which names the file; ${how}). A broken twin means its "
+      "compile-fail test proves nothing.")
   endif()
-  message(STATUS "compile_ok: ${SOURCE} compiles without DIMTENSOR_COMPILE_FAIL")
+  message(STATUS "compile_ok: the passing twins in ${SOURCE} compile without DIMTENSOR_COMPILE_FAIL")
   return()
 endif()
 

@@ -43,8 +43,7 @@ inline sizes draw_sizes(unsigned seed) {
   return {pick(1, 3), pick(1, 4), pick(1, 6), pick(1, 5), pick(1, 4)};
 }
 
-TEMPLATE_TEST_CASE("dot_product_attention: against naive loops, no, 1-D and 2-D valid_lens", "[nn][attention]", float,
-                   double) {
+TEMPLATE_TEST_CASE("dot_product_attention: against naive loops, no, 1-D and 2-D valid_lens", "[nn][attention]", float) {
   using T = TestType;
   auto const seed = GENERATE(1u, 2u, 3u, 4u, 5u);
   sizes const n = draw_sizes(seed);
@@ -111,8 +110,7 @@ TEMPLATE_TEST_CASE("dot_product_attention: against naive loops, no, 1-D and 2-D 
   }
 }
 
-TEMPLATE_TEST_CASE("dot_product_attention: the 4-D use [Batch, Queries, Heads, HeadFeat]", "[nn][attention]", float,
-                   double) {
+TEMPLATE_TEST_CASE("dot_product_attention: the 4-D use [Batch, Queries, Heads, HeadFeat]", "[nn][attention]", float) {
   using T = TestType;
   index_t const B = 2, Q = 3, H = 2, K = 4, D = 3, V = 2;
   dt::generator gen(21);

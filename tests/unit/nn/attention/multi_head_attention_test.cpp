@@ -110,8 +110,7 @@ reference naive_mha(M const& m, QT const& queries, KT const& keys, VT const& val
   return r;
 }
 
-TEMPLATE_TEST_CASE("multi_head_attention: both forms against a naive implementation", "[nn][attention]", float,
-                   double) {
+TEMPLATE_TEST_CASE("multi_head_attention: both forms against a naive implementation", "[nn][attention]", float) {
   using T = TestType;
   auto const seed = GENERATE(1u, 2u, 3u);
   auto const bias = GENERATE(false, true);
@@ -220,7 +219,7 @@ TEST_CASE("multi_head_attention: the book's shape test and self-attention", "[nn
 }
 
 TEMPLATE_TEST_CASE("transpose_qkv and transpose_output: d2l's reshape/permute index formulas", "[nn][attention]",
-                   float, double) {
+                   float) {
   using T = TestType;
   index_t const B = 2, L = 3, H = 3, dh = 2, NH = H * dh;
   dt::generator gen(6);

@@ -40,8 +40,7 @@ double tolerance() {
   return std::is_same_v<T, float> ? 1e-5 : 1e-12;
 }
 
-TEMPLATE_TEST_CASE("nadaraya_watson: keys [KV] shared by all queries, against a naive loop", "[nn][attention]", float,
-                   double) {
+TEMPLATE_TEST_CASE("nadaraya_watson: keys [KV] shared by all queries, against a naive loop", "[nn][attention]", float) {
   using T = TestType;
   auto const w = GENERATE(1.0, 2.5, 0.3);
   index_t const n_train = 50, n_test = 12;
@@ -70,8 +69,7 @@ TEMPLATE_TEST_CASE("nadaraya_watson: keys [KV] shared by all queries, against a 
   }
 }
 
-TEMPLATE_TEST_CASE("nadaraya_watson: keys and values [Queries, KV], one row per query", "[nn][attention]", float,
-                   double) {
+TEMPLATE_TEST_CASE("nadaraya_watson: keys and values [Queries, KV], one row per query", "[nn][attention]", float) {
   using T = TestType;
   auto const w = GENERATE(1.0, 1.7);
   // NWKernelRegression's training: each training input attends to the
