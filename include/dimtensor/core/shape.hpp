@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <limits>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -63,18 +64,24 @@ constexpr bool is_row_major(std::array<index_t, R> const& ext, std::array<index_
   return true;
 }
 
-/// "[Batch=2, Queries=4]"
-template <class L, std::size_t R>
-std::string shape_string(std::array<index_t, R> const& ext) {
-  static_assert(rank_v<L> == R);
+/// "[Batch=2, Queries=4]" from the names and extents as run-time data: the
+/// one body every dims list shares (shape_string<L> is a thin shell).
+inline std::string shape_text(std::span<std::string_view const> names, std::span<index_t const> ext) {
   std::string s = "[";
-  for (std::size_t i = 0; i < R; ++i) {
+  for (std::size_t i = 0; i < ext.size(); ++i) {
     if (i) s += ", ";
-    s += names_of<L>::value[i];
+    s += names[i];
     s += '=';
     s += std::to_string(ext[i]);
   }
   return s + "]";
+}
+
+/// "[Batch=2, Queries=4]"
+template <class L, std::size_t R>
+std::string shape_string(std::array<index_t, R> const& ext) {
+  static_assert(rank_v<L> == R);
+  return shape_text(names_of<L>::value, ext);
 }
 
 /// Throws shape_error: "<op>: extent mismatch for dimension <dim>: <a> vs <b>".
@@ -83,6 +90,12 @@ std::string shape_string(std::array<index_t, R> const& ext) {
   throw shape_error(std::string(op) + ": extent mismatch for dimension " + std::string(dim) + ": " +
                     std::to_string(a) + " (" + std::string(what_a) + ") vs " + std::to_string(b) + " (" +
                     std::string(what_b) + ")");
+}
+
+/// Throws value_error: "element access: index <i> out of range for dimension <dim> of extent <n>".
+[[noreturn]] inline void throw_index_out_of_range(index_t i, std::string_view dim, index_t extent) {
+  throw value_error("element access: index " + std::to_string(i) + " out of range for dimension " + std::string(dim) +
+                    " of extent " + std::to_string(extent));
 }
 
 /// @brief @p extent · @p factor for non-negative numbers, or `value_error`
@@ -117,8 +130,9 @@ index_t checked_extent_sum(std::string_view op, index_t a, index_t b, What const
 /// would need more bytes than an index_t can count (the product or the byte
 /// size would overflow, and a too small buffer would be allocated).  The
 /// non-zero extents must pass even when another is 0: the strides multiply them.
-template <class L, std::size_t R>
-index_t checked_element_count(std::string_view op, std::array<index_t, R> const& ext, std::size_t element_size) {
+/// The names and extents are run-time data; checked_element_count<L> is its shell.
+inline index_t checked_element_count_of(std::string_view op, std::span<std::string_view const> names,
+                                        std::span<index_t const> ext, std::size_t element_size) {
   index_t const limit = std::numeric_limits<index_t>::max() / static_cast<index_t>(element_size);
   index_t n = 1;
   bool empty = false;
@@ -126,7 +140,7 @@ index_t checked_element_count(std::string_view op, std::array<index_t, R> const&
     if (e == 0) {
       empty = true;
     } else if (n > limit / e) {
-      throw value_error(std::string(op) + ": the extents " + shape_string<L>(ext) +
+      throw value_error(std::string(op) + ": the extents " + shape_text(names, ext) +
                         " hold more elements than memory can address");
     } else {
       n *= e;
@@ -135,19 +149,35 @@ index_t checked_element_count(std::string_view op, std::array<index_t, R> const&
   return empty ? 0 : n;
 }
 
+/// checked_element_count_of with the names of L.
+template <class L, std::size_t R>
+index_t checked_element_count(std::string_view op, std::array<index_t, R> const& ext, std::size_t element_size) {
+  static_assert(rank_v<L> == R);
+  return checked_element_count_of(op, names_of<L>::value, ext, element_size);
+}
+
+/// Checks run-time extents against static ones (dynamic_extent where any
+/// extent goes), names and extents as run-time data; check_static_extents<L>
+/// is its shell.
+inline void check_static_extents_of(std::string_view op, std::span<std::string_view const> names,
+                                    std::span<index_t const> want_extents, std::span<index_t const> ext) {
+  for (std::size_t i = 0; i < ext.size(); ++i) {
+    index_t const want = want_extents[i];
+    if (ext[i] < 0) {
+      throw value_error(std::string(op) + ": negative extent " + std::to_string(ext[i]) + " for dimension " +
+                        std::string(names[i]));
+    }
+    if (want != dynamic_extent && want != ext[i]) {
+      throw_extent_mismatch(op, names[i], ext[i], want, "given", "static");
+    }
+  }
+}
+
 /// Checks run-time extents against L's static extents.
 template <class L, std::size_t R>
 void check_static_extents(std::string_view op, std::array<index_t, R> const& ext) {
-  for (std::size_t i = 0; i < R; ++i) {
-    index_t const want = static_extents_of<L>::value[i];
-    if (ext[i] < 0) {
-      throw value_error(std::string(op) + ": negative extent " + std::to_string(ext[i]) + " for dimension " +
-                        std::string(names_of<L>::value[i]));
-    }
-    if (want != dynamic_extent && want != ext[i]) {
-      throw_extent_mismatch(op, names_of<L>::value[i], ext[i], want, "given", "static");
-    }
-  }
+  static_assert(rank_v<L> == R);
+  check_static_extents_of(op, names_of<L>::value, static_extents_of<L>::value, ext);
 }
 
 }  // namespace dimtensor::detail

@@ -556,10 +556,7 @@ class basic_tensor {
 
   template <std::size_t I>
   index_t checked_index(index_t i) const {
-    if (i < 0 || i >= extents_[I]) {
-      throw value_error("element access: index " + std::to_string(i) + " out of range for dimension " +
-                        std::string(detail::names_of<specs>::value[I]) + " of extent " + std::to_string(extents_[I]));
-    }
+    if (i < 0 || i >= extents_[I]) detail::throw_index_out_of_range(i, detail::names_of<specs>::value[I], extents_[I]);
     return i;
   }
 
