@@ -98,7 +98,7 @@ row() {
   read -r old_s old_m < <(awk '{s += $1; if ($2 > m) m = $2} END {print s, m}' "$work/old.sum")
   read -r new_s new_m < <(awk '{s += $1; if ($2 > m) m = $2} END {print s, m}' "$work/new.sum")
   rows+=("$(awk -v l="$label" -v os="$old_s" -v ns="$new_s" -v om="$old_m" -v nm="$new_m" \
-    'BEGIN {printf "| %-28s | %8.1f | %8.1f | %5.2fx | %7.0f | %7.0f |", l, os, ns, ns / os, om / 1024, nm / 1024}')")
+    'BEGIN {printf "| %-34s | %8.1f | %8.1f | %5.2fx | %7.0f | %7.0f |", l, os, ns, ns / os, om / 1024, nm / 1024}')")
   echo "${rows[-1]}"
 }
 
@@ -108,8 +108,8 @@ cp "$work/old/umbrella.cpp" "$work/new/umbrella.cpp"
 echo "compile_time: $cxx ($("$cxx" --version | head -n 1)), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "old: $old_rev ($(git rev-parse --short "$old_rev")), new: $new_label"
 echo
-echo "| translation unit             |  old CPU s |  new CPU s | new/old | old MB | new MB |"
-echo "|------------------------------|-----------:|-----------:|--------:|-------:|-------:|"
+echo "| translation unit                   |  old CPU s |  new CPU s | new/old | old MB | new MB |"
+echo "|------------------------------------|-----------:|-----------:|--------:|-------:|-------:|"
 row "umbrella (-fsyntax-only)" -fsyntax-only umbrella.cpp
 for dir in examples/*/; do
   name=$(basename "$dir")
