@@ -116,7 +116,6 @@ function(dimtensor_add_compile_fail_tests)
   endforeach()
 
   # The passing twins: OK_GROUPS translation units, file i in share i mod n.
-  list(LENGTH kept count)
   set(ok_dir "${CMAKE_CURRENT_BINARY_DIR}/compile_ok")
   foreach(group RANGE 1 ${arg_OK_GROUPS})
     set(includes "")

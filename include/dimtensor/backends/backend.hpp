@@ -99,6 +99,4 @@ using default_backend = DIMTENSOR_DEFAULT_BACKEND;
 using default_backend = cpu;
 #endif
 
-static_assert(backend<cpu, float> && backend<cpu, double>, "dimtensor: the CPU backend breaks the backend contract");
-
 }  // namespace dimtensor
