@@ -12,9 +12,10 @@
 /// result (a depth-first post-order, which is the recording order restricted
 /// to what matters) and runs them in reverse.
 ///
-/// This header knows no tensor type: gradients are kept type-erased and
-/// read back by the typed code that stored them (core/tensor.hpp and
-/// autograd/propagate.hpp).
+/// This header knows no tensor type: a gradient is a dense, row-major
+/// buffer of the backend's storage in the owner's extents, kept type-erased
+/// (the storage, its first element and a tag of the storage type); the
+/// tensor reads it back as a tensor of its own type (`grad()`).
 
 #include <cstddef>
 #include <memory>
@@ -37,10 +38,20 @@ struct tensor_state {
   bool retains_grad = false;
   /// The operation that made this tensor; null for a leaf.
   std::shared_ptr<node> grad_fn;
-  /// The gradient: a tensor of exactly the owner's type, or null.
+  /// The gradient's storage (`Backend::storage<T>`), or null: a dense,
+  /// row-major buffer of the owner's extents.
   std::shared_ptr<void> grad;
-  /// Identifies the type stored in `grad` (a guard for the typed readers).
+  /// The gradient's first element (of type T, in the backend's memory).
+  void* grad_data = nullptr;
+  /// Identifies the storage type in `grad` (a guard for the typed readers).
   void const* grad_type = nullptr;
+
+  /// Drops the gradient.
+  void clear_grad() noexcept {
+    grad.reset();
+    grad_data = nullptr;
+    grad_type = nullptr;
+  }
 
   /// Releases the node, and the graph behind it, without recursion: a
   /// chain of any length is freed in a loop (detail::release).
@@ -70,14 +81,14 @@ class node {
 };
 
 /// A node whose backward is the closure @p F, called with the result's
-/// gradient typed as @p Grad.
-template <class Grad, class F>
+/// state (whose `grad` holds the result's gradient).
+template <class F>
 class rule_node final : public node {
  public:
   /// Keeps the closure.
   rule_node(std::string_view name, F f) : node(name), f_(std::move(f)) {}
-  /// Calls the closure with the typed gradient.
-  void backward(tensor_state const& out) override { f_(*static_cast<Grad const*>(out.grad.get())); }
+  /// Calls the closure.
+  void backward(tensor_state const& out) override { f_(out); }
 
  private:
   F f_;
@@ -114,7 +125,8 @@ inline tensor_state::~tensor_state() {
   if (grad_fn) detail::release(std::move(grad_fn));
 }
 
-/// A unique address per type: what `tensor_state::grad_type` holds.
+/// A unique address per type: what `tensor_state::grad_type` holds (the
+/// tag of the gradient's storage type).
 template <class T>
 inline constexpr char type_tag = 0;
 
@@ -185,7 +197,7 @@ template <class Seed>
 void run_backward(tensor_state* root, Seed&& seed) {
   std::vector<tensor_state*> const order = topological_order(root);
   for (tensor_state* s : order) {
-    if (s->grad_fn) s->grad.reset();
+    if (s->grad_fn) s->clear_grad();
   }
   no_grad const guard;  // the rules' own operations are not recorded
   seed();
@@ -193,7 +205,7 @@ void run_backward(tensor_state* root, Seed&& seed) {
     tensor_state* const s = *it;
     if (!s->grad_fn) continue;
     if (s->grad) s->grad_fn->backward(*s);
-    if (!s->retains_grad) s->grad.reset();
+    if (!s->retains_grad) s->clear_grad();
   }
 }
 

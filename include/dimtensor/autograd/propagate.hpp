@@ -1,22 +1,25 @@
 #pragma once
 /// @file
 /// @brief How gradients reach tensors: recording a node, handing a gradient
-/// to an operand expression, the rules of the elementwise functions, and
-/// gradients of broadcast operands summed back to their shape.
+/// to an operand, gradients of broadcast operands summed back to their
+/// shape, and the recording of evaluated elementwise expressions as
+/// programs (autograd/program.hpp).
 ///
 /// An operation records itself with `autograd::record(name, result, rule,
 /// operands...)` when `autograd::should_record(operands...)`; its rule is a
 /// closure called with the result's gradient (a tensor of the result's type)
 /// that calls `autograd::propagate(operand, gradient_expression)` for each
-/// operand.  An operand may be a tensor (its gradient accumulates), a lazy
-/// elementwise expression (the gradient is carried through its functions to
-/// its tensors, lazily, so the forward pass stays fused) or a constant.
-/// A gradient expression may have more dims than the operand (the operand
-/// was broadcast: the gradient is summed over those positions) or extent 1
-/// where the operand has more (it is expanded).
+/// operand.  An operand is a tensor (its gradient accumulates) or a
+/// constant.  A gradient expression may have more dims than the operand
+/// (the operand was broadcast: the gradient is summed over those positions)
+/// or extent 1 where the operand has more (it is expanded).
+///
+/// Evaluating a lazy expression records one `program_node`: the tree as
+/// data (function codes, operand slots, leaves bound to the result's
+/// extents), whose backward needs no code of the expression's type.
 ///
 /// Included at the end of core/tensor.hpp; the expression types are
-/// declared here and complete wherever a rule is instantiated.
+/// declared here and complete wherever a recording is instantiated.
 
 #include <array>
 #include <cstddef>
@@ -29,8 +32,8 @@
 #include <vector>
 
 #include <dimtensor/autograd/graph.hpp>
-#include <dimtensor/backends/cpu/assign.hpp>
-#include <dimtensor/backends/cpu/reduce.hpp>
+#include <dimtensor/autograd/program.hpp>
+#include <dimtensor/backends/backend.hpp>
 #include <dimtensor/config.hpp>
 #include <dimtensor/core/broadcast.hpp>
 #include <dimtensor/core/dims.hpp>
@@ -89,6 +92,22 @@ void collect_states(std::vector<std::shared_ptr<tensor_state>>& out, X const& x)
 
 }  // namespace detail
 
+/// @brief A node named @p name whose backward calls @p rule with the
+/// result's gradient, a tensor of type @p Out and extents @p ext.  Its
+/// operands' states go to `inputs` (collect_states); `record` does both.
+template <class Out, class Rule>
+std::shared_ptr<node> make_rule_node(std::string_view name, typename Out::extents_type const& ext, Rule rule) {
+  auto typed = [rule = std::move(rule), ext](tensor_state const& s) {
+    if (s.grad_type != &type_tag<typename Out::storage_type>) {
+      throw value_error("backward: a gradient of another type than the result (a backward rule is wrong)");
+    }
+    Out const g(std::static_pointer_cast<typename Out::storage_type>(s.grad),
+                static_cast<typename Out::value_type*>(s.grad_data), ext, dimtensor::detail::row_major_strides(ext));
+    rule(g);
+  };
+  return std::make_shared<rule_node<decltype(typed)>>(name, std::move(typed));
+}
+
 /// @brief Records @p result as made by the operation @p name from
 /// @p operands; @p rule is called, during backward, with the result's
 /// gradient (a tensor of the result's type).  Call only when
@@ -96,7 +115,7 @@ void collect_states(std::vector<std::shared_ptr<tensor_state>>& out, X const& x)
 /// (that would be a cycle): keep `result.detach()`.
 template <class Out, class Rule, class... X>
 void record(std::string_view name, Out& result, Rule rule, X const&... operands) {
-  auto n = std::make_shared<rule_node<Out, Rule>>(name, std::move(rule));
+  std::shared_ptr<node> n = make_rule_node<Out>(name, result.extents(), std::move(rule));
   (detail::collect_states(n->inputs, operands), ...);
   result.attach_grad_fn(std::move(n));
 }
@@ -140,19 +159,22 @@ template <class X, class Ev>
 void accumulate_evaluator(X const& x, Ev const& ev) {
   using T = typename X::value_type;
   using B = typename X::backend;
+  using storage_t = typename X::storage_type;
   constexpr std::size_t r = X::rank;
   tensor_state& s = *x.grad_state();
   auto const& ext = x.extents();
   if (!s.grad) {
-    auto out = std::make_shared<X>(uninitialized, ext);
+    auto out = std::make_shared<storage_t>(dimtensor::detail::element_count(ext));
     backend_assign(B{}, out->data(), ext, ev);
+    s.grad_data = out->data();
+    s.grad_type = &type_tag<storage_t>;
     s.grad = std::move(out);
-    s.grad_type = &type_tag<X>;
   } else {
-    auto& acc = *static_cast<X*>(s.grad.get());
-    // acc is contiguous and its own: each element reads itself only.
+    // The gradient is dense and its own: each element reads itself only.
+    T* const acc = static_cast<T*>(s.grad_data);
     using sum_ev = dimtensor::detail::map_evaluator<fn::plus, dimtensor::detail::strided_evaluator<T, r>, Ev>;
-    backend_assign(B{}, acc.data(), ext, sum_ev{fn::plus{}, {acc.template evaluator<r>(ext), ev}});
+    auto const self = dimtensor::detail::bind_strided<T, r, r>(acc, ext, dimtensor::detail::row_major_strides(ext), ext);
+    backend_assign(B{}, acc, ext, sum_ev{fn::plus{}, {self, ev}});
   }
 }
 
@@ -223,375 +245,93 @@ void accumulate(X const& x, G const& g) {
   }
 }
 
-/// @name The rules of the elementwise functions
-/// Each function object's rule gives, for operand I, the gradient of the
-/// operand from the result's gradient g, as PyTorch's derivatives do.
-/// @{
-
-namespace fn_grad {
-
-/// -g a / (b b): the quotient's gradient for its divisor.
-struct divisor {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a, T b) const { return -g * a / (b * b); }
-};
-/// g (1 - tanh(a)^2).
-struct tanh {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const {
-    T const t = fn::tanh{}(a);
-    return g * (T(1) - t * t);
-  }
-};
-/// g (1 - s) s with s = sigmoid(a).
-struct sigmoid {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const {
-    T const s = fn::sigmoid{}(a);
-    return g * (T(1) - s) * s;
-  }
-};
-/// g e^a.
-struct exp {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return g * fn::exp{}(a); }
-};
-/// g / (2 sqrt(a)).
-struct sqrt {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return g / (T(2) * fn::sqrt{}(a)); }
-};
-/// g cos(a).
-struct sin {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return g * fn::cos{}(a); }
-};
-/// g (-sin(a)).
-struct cos {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return g * -fn::sin{}(a); }
-};
-/// g sgn(a).
-struct abs {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const {
-    return g * static_cast<T>((T(0) < a) - (a < T(0)));
-  }
-};
-/// g where a > 0, else 0.
-struct relu {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return a > T(0) ? g : T(0); }
-};
-/// g 2 a.
-struct square {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return g * (T(2) * a); }
-};
-/// g b a^(b-1) (0 where b is 0).
-struct pow_base {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a, T b) const {
-    return b == T(0) ? T(0) : g * (b * fn::pow{}(a, static_cast<T>(b - T(1))));
-  }
-};
-/// g a^b log(a) (0 where a is 0 and b >= 0).
-struct pow_exponent {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a, T b) const {
-    return (a == T(0) && b >= T(0)) ? T(0) : g * (fn::pow{}(a, b) * fn::log{}(a));
-  }
-};
-/// The gradient of max(a, b) for a (Which 0) or b: g where that operand is
-/// the larger, g/2 on ties (PyTorch's rule).
-template <int Which, bool Max>
-struct extremum {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a, T b) const {
-    T const mine = Which == 0 ? a : b;
-    T const other = Which == 0 ? b : a;
-    if (mine == other) return g / T(2);
-    return (Max ? other < mine : mine < other) ? g : T(0);
-  }
-};
-/// g where c (Which 1) or where not c (Which 2).
-template <int Which>
-struct select {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, bool c) const { return (Which == 1) == c ? g : T(0); }
-};
-
-}  // namespace fn_grad
-
-/// The rule of an elementwise function object; `defined` false for those
-/// without one (comparisons, which are not differentiable).
-template <class Op>
-struct elementwise_rule {
-  /// Whether Op has a rule.
-  static constexpr bool defined = false;
-};
-
-namespace detail {
-template <class Op, class... A>
-auto node(A const&... a) {
-  return map_expr<Op, A...>("backward", Op{}, a...);
-}
-template <class G>
-using negated = map_expr<fn::negate, G>;
-}  // namespace detail
-
-/// The rule of a + b: g to both.
-template <>
-struct elementwise_rule<fn::plus> {
-  /// It has one.
-  static constexpr bool defined = true;
-  /// The gradient of operand I.
-  template <std::size_t I, class G, class A, class B>
-  static G const& grad(G const& g, A const&, B const&) { return g; }
-};
-/// The rule of a - b: g and -g.
-template <>
-struct elementwise_rule<fn::minus> {
-  /// It has one.
-  static constexpr bool defined = true;
-  /// The gradient of operand I.
-  template <std::size_t I, class G, class A, class B>
-  static auto grad(G const& g, A const&, B const&) {
-    if constexpr (I == 0) {
-      return g;
-    } else {
-      return detail::node<fn::negate>(g);
-    }
-  }
-};
-/// The rule of a b: g b and g a.
-template <>
-struct elementwise_rule<fn::multiplies> {
-  /// It has one.
-  static constexpr bool defined = true;
-  /// The gradient of operand I.
-  template <std::size_t I, class G, class A, class B>
-  static auto grad(G const& g, A const& a, B const& b) {
-    if constexpr (I == 0) {
-      return detail::node<fn::multiplies>(g, b);
-    } else {
-      return detail::node<fn::multiplies>(g, a);
-    }
-  }
-};
-/// The rule of a / b: g / b and -g a / b².
-template <>
-struct elementwise_rule<fn::divides> {
-  /// It has one.
-  static constexpr bool defined = true;
-  /// The gradient of operand I.
-  template <std::size_t I, class G, class A, class B>
-  static auto grad(G const& g, A const& a, B const& b) {
-    if constexpr (I == 0) {
-      return detail::node<fn::divides>(g, b);
-    } else {
-      return detail::node<fn_grad::divisor>(g, a, b);
-    }
-  }
-};
-/// The rule of -a: -g.
-template <>
-struct elementwise_rule<fn::negate> {
-  /// It has one.
-  static constexpr bool defined = true;
-  /// The gradient of operand I.
-  template <std::size_t I, class G, class A>
-  static auto grad(G const& g, A const&) { return detail::node<fn::negate>(g); }
-};
-/// The rule of log a: g / a.
-template <>
-struct elementwise_rule<fn::log> {
-  /// It has one.
-  static constexpr bool defined = true;
-  /// The gradient of operand I.
-  template <std::size_t I, class G, class A>
-  static auto grad(G const& g, A const& a) { return detail::node<fn::divides>(g, a); }
-};
-
-/// Rules of the form g ⊙ f'(a), one function object each.
-template <class Grad>
-struct unary_rule {
-  /// It has one.
-  static constexpr bool defined = true;
-  /// The gradient of the operand: Grad(g, a).
-  template <std::size_t I, class G, class A>
-  static auto grad(G const& g, A const& a) { return detail::node<Grad>(g, a); }
-};
-/// The rule of exp.
-template <>
-struct elementwise_rule<fn::exp> : unary_rule<fn_grad::exp> {};
-/// The rule of tanh.
-template <>
-struct elementwise_rule<fn::tanh> : unary_rule<fn_grad::tanh> {};
-/// The rule of sigmoid.
-template <>
-struct elementwise_rule<fn::sigmoid> : unary_rule<fn_grad::sigmoid> {};
-/// The rule of sqrt.
-template <>
-struct elementwise_rule<fn::sqrt> : unary_rule<fn_grad::sqrt> {};
-/// The rule of sin.
-template <>
-struct elementwise_rule<fn::sin> : unary_rule<fn_grad::sin> {};
-/// The rule of cos.
-template <>
-struct elementwise_rule<fn::cos> : unary_rule<fn_grad::cos> {};
-/// The rule of abs.
-template <>
-struct elementwise_rule<fn::abs> : unary_rule<fn_grad::abs> {};
-/// The rule of relu.
-template <>
-struct elementwise_rule<fn::relu> : unary_rule<fn_grad::relu> {};
-/// The rule of square.
-template <>
-struct elementwise_rule<fn::square> : unary_rule<fn_grad::square> {};
-
-/// The rule of a^b: g b a^(b-1) and g a^b log a.
-template <>
-struct elementwise_rule<fn::pow> {
-  /// It has one.
-  static constexpr bool defined = true;
-  /// The gradient of operand I.
-  template <std::size_t I, class G, class A, class B>
-  static auto grad(G const& g, A const& a, B const& b) {
-    if constexpr (I == 0) {
-      return detail::node<fn_grad::pow_base>(g, a, b);
-    } else {
-      return detail::node<fn_grad::pow_exponent>(g, a, b);
-    }
-  }
-};
-/// The rule of max(a, b): g to the larger, g/2 on ties.
-template <>
-struct elementwise_rule<fn::maximum> {
-  /// It has one.
-  static constexpr bool defined = true;
-  /// The gradient of operand I.
-  template <std::size_t I, class G, class A, class B>
-  static auto grad(G const& g, A const& a, B const& b) {
-    return detail::node<fn_grad::extremum<static_cast<int>(I), true>>(g, a, b);
-  }
-};
-/// The rule of min(a, b): g to the smaller, g/2 on ties.
-template <>
-struct elementwise_rule<fn::minimum> {
-  /// It has one.
-  static constexpr bool defined = true;
-  /// The gradient of operand I.
-  template <std::size_t I, class G, class A, class B>
-  static auto grad(G const& g, A const& a, B const& b) {
-    return detail::node<fn_grad::extremum<static_cast<int>(I), false>>(g, a, b);
-  }
-};
-/// The rule of where(c, a, b): g where c to a, elsewhere to b; c gets none.
-template <>
-struct elementwise_rule<fn::select> {
-  /// It has one.
-  static constexpr bool defined = true;
-  /// The gradient of operand I.
-  template <std::size_t I, class G, class C, class A, class B>
-  static auto grad(G const& g, C const& c, A const&, B const&) {
-    static_assert(I == 1 || I == 2);
-    return detail::node<fn_grad::select<static_cast<int>(I)>>(g, c);
-  }
-};
-/// The rule of cast: the gradient cast back to the operand's type.
-template <class To>
-struct elementwise_rule<fn::cast<To>> {
-  /// It has one.
-  static constexpr bool defined = true;
-  /// The gradient of the operand.
-  template <std::size_t I, class G, class A>
-  static auto grad(G const& g, A const&) { return detail::node<fn::cast<typename A::value_type>>(g); }
-};
-/// @}
-
-template <class X, class G>
-void propagate(X const& x, G const& g);
-
-namespace detail {
-
-template <std::size_t I, class Op, class... A, class G>
-void propagate_operand(map_expr<Op, A...> const& e, G const& g) {
-  using arg_t = std::tuple_element_t<I, std::tuple<A...>>;
-  if constexpr (std::is_floating_point_v<typename arg_t::value_type>) {
-    auto const& args = e.operands();
-    auto const& arg = std::get<I>(args);
-    if (any_requires_grad(arg)) {
-      propagate(arg, std::apply([&](auto const&... a) { return elementwise_rule<Op>::template grad<I>(g, a...); },
-                                args));
-    }
-  }
-}
-
-template <class Op, class... A, class G, std::size_t... I>
-void propagate_operands(map_expr<Op, A...> const& e, G const& g, std::index_sequence<I...>) {
-  (propagate_operand<I>(e, g), ...);
-}
-
-template <class Op, class... A, class G>
-void propagate_map(map_expr<Op, A...> const& e, G const& g) {
-  if constexpr (!elementwise_rule<Op>::defined) {
-    throw value_error(
-        "backward: a floating-point value passed through an elementwise function without a gradient "
-        "(a comparison or a cast to an integer type) on its way to a tensor that requires grad");
-  } else {
-    std::size_t needing = 0;
-    std::apply([&](auto const&... a) { ((needing += any_requires_grad(a) ? 1 : 0), ...); }, e.operands());
-    if constexpr (!is_tensor_v<G>) {
-      if (needing > 1) {
-        // Several operands read this gradient: evaluate it once.
-        auto const dense = tensor_for<G>(g);
-        propagate_operands(e, dense, std::index_sequence_for<A...>{});
-        return;
-      }
-    }
-    propagate_operands(e, g, std::index_sequence_for<A...>{});
-  }
-}
-
-}  // namespace detail
-
 /// @brief Hands the gradient @p g to the operand @p x: a tensor accumulates
-/// it (summed over what x was broadcast over), a lazy expression carries it
-/// through its functions, a constant drops it.
+/// it (summed over what x was broadcast over), a constant drops it.
 template <class X, class G>
 void propagate(X const& x, G const& g) {
+  static_assert(!is_map_expr_v<X>, "dimtensor internal: a rule's operand is evaluated before it is recorded");
   if constexpr (is_tensor_v<X>) {
     if (x.requires_grad()) accumulate(x, g);
-  } else if constexpr (is_map_expr_v<X>) {
-    if (any_requires_grad(x)) detail::propagate_map(x, g);
   }
 }
 
 namespace detail {
+
+/// Whether X is a scalar operand.
+template <class X>
+inline constexpr bool is_scalar_expr_v = false;
+/// A scalar_expr is one.
+template <class B, class T>
+inline constexpr bool is_scalar_expr_v<scalar_expr<B, T>> = true;
+
+/// Pads the rank-R array @p a to max_program_rank with leading @p fill.
+template <class V, std::size_t R>
+std::array<V, max_program_rank> padded(std::array<V, R> const& a, V fill) {
+  std::array<V, max_program_rank> out{};
+  for (std::size_t i = 0; i < max_program_rank; ++i) out[i] = fill;
+  for (std::size_t i = 0; i < R; ++i) out[max_program_rank - R + i] = a[i];
+  return out;
+}
+
+/// Adds @p x (a tensor, a scalar, an expression) to the program @p p of a
+/// result of dims RootSpecs and extents @p root; returns its step.  An
+/// operand of another element type than T is evaluated (and recorded on
+/// its own) and read through a conversion.
+template <class RootSpecs, class B, class T, std::size_t R, class X>
+std::uint32_t flatten(program_node<B, T>& p, std::array<index_t, R> const& root, X const& x) {
+  using U = typename X::value_type;
+  if constexpr (is_tensor_v<X>) {
+    program_leaf<T> l;
+    auto const ev = x.template evaluator<R>(root);
+    l.keep = x.storage();
+    l.data = x.data();
+    l.strides = padded(ev.strides, index_t{0});
+    l.flat = ev.is_flat;
+    l.broadcast = padded(broadcast_positions<typename X::specs, RootSpecs>(), false);
+    l.read = &read_leaf<B, T, U>;
+    if constexpr (std::is_floating_point_v<U>) {
+      if (x.requires_grad()) {
+        l.state = x.grad_state();
+        l.accumulate = &accumulate_leaf<B, T, U>;
+      }
+    }
+    return p.add_leaf(std::move(l));
+  } else if constexpr (is_scalar_expr_v<X> && std::is_same_v<U, T>) {
+    program_leaf<T> l;
+    l.scalar = true;
+    l.value = x.value();
+    return p.add_leaf(std::move(l));
+  } else if constexpr (!std::is_same_v<U, T>) {
+    return flatten<RootSpecs>(p, root, tensor_for<X>(x));
+  } else {
+    static_assert(is_map_expr_v<X>, "dimtensor internal: an elementwise operand of an unknown kind");
+    using Op = std::remove_cvref_t<decltype(x.op())>;
+    std::array<std::uint32_t, 3> args{};
+    std::size_t i = 0;
+    std::apply([&](auto const&... a) { ((args[i++] = flatten<RootSpecs>(p, root, a)), ...); }, x.operands());
+    return p.add_step(code_of<Op>, static_cast<std::uint8_t>(i), args);
+  }
+}
+
+/// Records the evaluation of @p e (a lazy expression, or a tensor copied)
+/// into @p result as a program.
+template <class Out, class E>
+void record_program(std::string_view name, Out& result, E const& e) {
+  using B = typename Out::backend;
+  using T = typename Out::value_type;
+  static_assert(Out::rank <= max_program_rank,
+                "dimtensor: gradients through elementwise expressions of rank above 8 are not supported");
+  auto n = std::make_shared<program_node<B, T>>(name, padded(result.extents(), index_t{1}));
+  (void)flatten<typename Out::specs>(*n, result.extents(), e);
+  result.attach_grad_fn(std::move(n));
+}
 
 /// Records the evaluation of a lazy expression @p e into @p result (called
 /// by the tensor constructor that evaluates expressions).
 template <class Out, class E>
 void record_evaluation(Out& result, E const& e) {
   if constexpr (is_map_expr_v<E> && std::is_floating_point_v<typename Out::value_type>) {
-    if (should_record(e)) {
-      record("elementwise", result, [e](Out const& g) { propagate(e, g); }, e);
-    }
+    if (should_record(e)) record_program("elementwise", result, e);
   }
 }
 
@@ -599,9 +339,7 @@ void record_evaluation(Out& result, E const& e) {
 template <class Out>
 void record_copy(std::string_view name, Out& result, Out const& x) {
   if constexpr (std::is_floating_point_v<typename Out::value_type>) {
-    if (should_record(x)) {
-      record(name, result, [x](Out const& g) { propagate(x, g); }, x);
-    }
+    if (should_record(x)) record_program(name, result, x);
   }
 }
 

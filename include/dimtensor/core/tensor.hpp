@@ -445,15 +445,16 @@ class basic_tensor {
                                                : "it is the result of an operation (call retain_grad() before backward())";
       throw value_error("grad: the tensor " + detail::shape_string<specs>(extents_) + " has no gradient: " + why);
     }
-    if (grad_state_->grad_type != &autograd::type_tag<basic_tensor>) {
+    if (grad_state_->grad_type != &autograd::type_tag<storage_type>) {
       throw value_error("grad: the stored gradient has another type than the tensor (a backward rule is wrong)");
     }
-    return *static_cast<basic_tensor const*>(grad_state_->grad.get());
+    return basic_tensor(std::static_pointer_cast<storage_type>(grad_state_->grad),
+                        static_cast<T*>(grad_state_->grad_data), extents_, detail::row_major_strides(extents_));
   }
 
   /// Drops the gradient (PyTorch's `zero_grad(set_to_none=True)`).
   void zero_grad() noexcept {
-    if (grad_state_) grad_state_->grad.reset();
+    if (grad_state_) grad_state_->clear_grad();
   }
 
   /// Keeps this result's gradient after `backward()` (the last pass's).

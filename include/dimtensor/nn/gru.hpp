@@ -339,7 +339,7 @@ basic_tensor<Backend, T, Time, Batch, Hidden> gru_layer_forward(gru_layer<D, Hid
     auto rule = [s = std::move(saved), p, x, h0, layer](seq_t const& g) {
       gru_layer_backward(g, s, p, x, h0, layer);
     };
-    auto node = std::make_shared<autograd::rule_node<seq_t, decltype(rule)>>("gru", std::move(rule));
+    auto node = autograd::make_rule_node<seq_t>("gru", out.extents(), std::move(rule));
     autograd::detail::collect_states(node->inputs, x);
     autograd::detail::collect_states(node->inputs, p.weight_ih);
     autograd::detail::collect_states(node->inputs, p.weight_hh);
@@ -384,7 +384,7 @@ basic_tensor<Backend, T, Layers, Batch, Hidden> gru_final_state(
         autograd::propagate(ys[l], dy);
       }
     };
-    auto node = std::make_shared<autograd::rule_node<state_t, decltype(rule)>>("gru", std::move(rule));
+    auto node = autograd::make_rule_node<state_t>("gru", out.extents(), std::move(rule));
     for (auto const& y : ys) autograd::detail::collect_states(node->inputs, y);
     out.attach_grad_fn(std::move(node));
   }

@@ -250,9 +250,10 @@ class parameter_ref {
     is_double_ = std::is_same_v<T, double>;
     ops_ = &detail::operations_of<typename Tensor::backend, T>;
     grad_data_ = [](autograd::tensor_state const& s) -> void* {
-      auto const& g = *static_cast<Tensor const*>(s.grad.get());
-      if (!g.is_contiguous()) throw value_error("optim: a strided gradient (a backward rule is wrong)");
-      return g.data();
+      if (s.grad_type != &autograd::type_tag<typename Tensor::storage_type>) {
+        throw value_error("optim: a gradient of another type than its parameter (a backward rule is wrong)");
+      }
+      return s.grad_data;
     };
     describe_ = [](void const* t) {
       auto const& x = *static_cast<Tensor const*>(t);
@@ -273,7 +274,7 @@ class parameter_ref {
   /// Whether the parameter holds a gradient (backward reached it since the last zero_grad).
   bool has_grad() const noexcept { return state_->grad != nullptr; }
   /// Drops the gradient.
-  void zero_grad() const noexcept { state_->grad.reset(); }
+  void zero_grad() const noexcept { state_->clear_grad(); }
 
   /// @brief Calls `f(data, grad, size)` with `T*` pointers of the element
   /// type (float or double) to the elements and the gradient, which must

@@ -28,9 +28,9 @@ struct counted_state final : ag::tensor_state {
 
 // A node that keeps its operand alive, as every recorded rule does.
 struct keep_alive {
-  void operator()(int const&) const {}
+  void operator()(ag::tensor_state const&) const {}
 };
-using chain_node = ag::rule_node<int, keep_alive>;
+using chain_node = ag::rule_node<keep_alive>;
 }  // namespace
 
 TEST_CASE("graph: a chain of 10 million recorded nodes is freed without recursion", "[autograd][graph]") {

@@ -1,0 +1,549 @@
+#pragma once
+/// @file
+/// @brief Gradients as dense buffers, and lazy elementwise expressions
+/// recorded as data: a small program of function codes and operand slots,
+/// run backward by one interpreter per backend and element type.
+///
+/// Nothing here knows a dims list or an expression type.  The typed code
+/// that records (autograd/propagate.hpp) flattens an expression tree into a
+/// `program_node<B, T>`: its leaves (tensors, scalars, and operands of
+/// another element type, read through a conversion) bound to the result's
+/// extents, padded to `max_program_rank`, and one step per function.  The
+/// backward pass walks the tree from the result, depth first and operand by
+/// operand (the order in which the gradients reach the leaves, hence how
+/// they add up, is the tree's), computes each operand's gradient with the
+/// function's local derivative over dense buffers of the result's extents,
+/// and sums a leaf's gradient over the positions it was broadcast over.
+/// Values of inner steps are computed when a rule needs them, once.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <dimtensor/autograd/graph.hpp>
+#include <dimtensor/backends/backend.hpp>
+#include <dimtensor/config.hpp>
+#include <dimtensor/core/error.hpp>
+#include <dimtensor/core/evaluator.hpp>
+#include <dimtensor/core/math.hpp>
+#include <dimtensor/core/shape.hpp>
+
+namespace dimtensor::autograd {
+
+/// The highest rank of an elementwise result whose evaluation is recorded.
+inline constexpr std::size_t max_program_rank = 8;
+/// Extents or strides padded to `max_program_rank` (leading extents 1).
+using padded_extents = std::array<index_t, max_program_rank>;
+/// Per padded position, whether a leaf was broadcast over it.
+using broadcast_mask = std::array<bool, max_program_rank>;
+
+/// @name Local derivatives
+/// Each gives an operand's gradient from the result's gradient g and the
+/// operands' values, as PyTorch's derivatives do.
+/// @{
+namespace fn_grad {
+
+/// -g a / (b b): the quotient's gradient for its divisor.
+struct divisor {
+  /// Applies the rule to one element.
+  template <class T>
+  DIMTENSOR_HOST_DEVICE T operator()(T g, T a, T b) const { return -g * a / (b * b); }
+};
+/// g (1 - tanh(a)^2).
+struct tanh {
+  /// Applies the rule to one element.
+  template <class T>
+  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const {
+    T const t = fn::tanh{}(a);
+    return g * (T(1) - t * t);
+  }
+};
+/// g (1 - s) s with s = sigmoid(a).
+struct sigmoid {
+  /// Applies the rule to one element.
+  template <class T>
+  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const {
+    T const s = fn::sigmoid{}(a);
+    return g * (T(1) - s) * s;
+  }
+};
+/// g e^a.
+struct exp {
+  /// Applies the rule to one element.
+  template <class T>
+  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return g * fn::exp{}(a); }
+};
+/// g / (2 sqrt(a)).
+struct sqrt {
+  /// Applies the rule to one element.
+  template <class T>
+  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return g / (T(2) * fn::sqrt{}(a)); }
+};
+/// g cos(a).
+struct sin {
+  /// Applies the rule to one element.
+  template <class T>
+  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return g * fn::cos{}(a); }
+};
+/// g (-sin(a)).
+struct cos {
+  /// Applies the rule to one element.
+  template <class T>
+  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return g * -fn::sin{}(a); }
+};
+/// g sgn(a).
+struct abs {
+  /// Applies the rule to one element.
+  template <class T>
+  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const {
+    return g * static_cast<T>((T(0) < a) - (a < T(0)));
+  }
+};
+/// g where a > 0, else 0.
+struct relu {
+  /// Applies the rule to one element.
+  template <class T>
+  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return a > T(0) ? g : T(0); }
+};
+/// g 2 a.
+struct square {
+  /// Applies the rule to one element.
+  template <class T>
+  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return g * (T(2) * a); }
+};
+/// g b a^(b-1) (0 where b is 0).
+struct pow_base {
+  /// Applies the rule to one element.
+  template <class T>
+  DIMTENSOR_HOST_DEVICE T operator()(T g, T a, T b) const {
+    return b == T(0) ? T(0) : g * (b * fn::pow{}(a, static_cast<T>(b - T(1))));
+  }
+};
+/// g a^b log(a) (0 where a is 0 and b >= 0).
+struct pow_exponent {
+  /// Applies the rule to one element.
+  template <class T>
+  DIMTENSOR_HOST_DEVICE T operator()(T g, T a, T b) const {
+    return (a == T(0) && b >= T(0)) ? T(0) : g * (fn::pow{}(a, b) * fn::log{}(a));
+  }
+};
+
+}  // namespace fn_grad
+/// @}
+
+/// The functions a recorded program knows.  `identity` is a cast to the
+/// result's own element type (a cast from another type reads its operand
+/// through the leaf's conversion); `no_rule` is a function without a
+/// gradient.
+enum class op_code : std::uint8_t {
+  leaf,
+  plus,
+  minus,
+  multiplies,
+  divides,
+  negate,
+  log,
+  exp,
+  tanh,
+  sigmoid,
+  sqrt,
+  sin,
+  cos,
+  abs,
+  relu,
+  square,
+  pow,
+  maximum,
+  minimum,
+  select,
+  identity,
+  no_rule
+};
+
+/// The code of a function object (`no_rule` for those without a gradient).
+template <class Op>
+inline constexpr op_code code_of = op_code::no_rule;
+/// @cond
+template <>
+inline constexpr op_code code_of<fn::plus> = op_code::plus;
+template <>
+inline constexpr op_code code_of<fn::minus> = op_code::minus;
+template <>
+inline constexpr op_code code_of<fn::multiplies> = op_code::multiplies;
+template <>
+inline constexpr op_code code_of<fn::divides> = op_code::divides;
+template <>
+inline constexpr op_code code_of<fn::negate> = op_code::negate;
+template <>
+inline constexpr op_code code_of<fn::log> = op_code::log;
+template <>
+inline constexpr op_code code_of<fn::exp> = op_code::exp;
+template <>
+inline constexpr op_code code_of<fn::tanh> = op_code::tanh;
+template <>
+inline constexpr op_code code_of<fn::sigmoid> = op_code::sigmoid;
+template <>
+inline constexpr op_code code_of<fn::sqrt> = op_code::sqrt;
+template <>
+inline constexpr op_code code_of<fn::sin> = op_code::sin;
+template <>
+inline constexpr op_code code_of<fn::cos> = op_code::cos;
+template <>
+inline constexpr op_code code_of<fn::abs> = op_code::abs;
+template <>
+inline constexpr op_code code_of<fn::relu> = op_code::relu;
+template <>
+inline constexpr op_code code_of<fn::square> = op_code::square;
+template <>
+inline constexpr op_code code_of<fn::pow> = op_code::pow;
+template <>
+inline constexpr op_code code_of<fn::maximum> = op_code::maximum;
+template <>
+inline constexpr op_code code_of<fn::minimum> = op_code::minimum;
+template <>
+inline constexpr op_code code_of<fn::select> = op_code::select;
+template <class To>
+inline constexpr op_code code_of<fn::cast<To>> = op_code::identity;
+/// @endcond
+
+namespace detail {
+
+/// The value of one step from its operands' values (a select's condition
+/// is read as nonzero).
+template <class T>
+struct step_value {
+  op_code op;
+  DIMTENSOR_HOST_DEVICE T operator()(T a, T b, T c) const {
+    switch (op) {
+      case op_code::plus: return fn::plus{}(a, b);
+      case op_code::minus: return fn::minus{}(a, b);
+      case op_code::multiplies: return fn::multiplies{}(a, b);
+      case op_code::divides: return fn::divides{}(a, b);
+      case op_code::negate: return fn::negate{}(a);
+      case op_code::log: return fn::log{}(a);
+      case op_code::exp: return fn::exp{}(a);
+      case op_code::tanh: return fn::tanh{}(a);
+      case op_code::sigmoid: return fn::sigmoid{}(a);
+      case op_code::sqrt: return fn::sqrt{}(a);
+      case op_code::sin: return fn::sin{}(a);
+      case op_code::cos: return fn::cos{}(a);
+      case op_code::abs: return fn::abs{}(a);
+      case op_code::relu: return fn::relu{}(a);
+      case op_code::square: return fn::square{}(a);
+      case op_code::pow: return fn::pow{}(a, b);
+      case op_code::maximum: return fn::maximum{}(a, b);
+      case op_code::minimum: return fn::minimum{}(a, b);
+      case op_code::select: return a != T(0) ? b : c;
+      default: return a;
+    }
+  }
+};
+
+/// The gradient of operand @p which of one step, from the result's
+/// gradient g and the operands' values a and b (a select's condition in a).
+template <class T>
+struct step_derivative {
+  op_code op;
+  int which;
+  DIMTENSOR_HOST_DEVICE T operator()(T g, T a, T b) const {
+    switch (op) {
+      case op_code::minus:
+      case op_code::negate: return fn::negate{}(g);
+      case op_code::multiplies: return g * (which == 0 ? b : a);
+      case op_code::divides: return which == 0 ? g / b : fn_grad::divisor{}(g, a, b);
+      case op_code::log: return g / a;
+      case op_code::exp: return fn_grad::exp{}(g, a);
+      case op_code::tanh: return fn_grad::tanh{}(g, a);
+      case op_code::sigmoid: return fn_grad::sigmoid{}(g, a);
+      case op_code::sqrt: return fn_grad::sqrt{}(g, a);
+      case op_code::sin: return fn_grad::sin{}(g, a);
+      case op_code::cos: return fn_grad::cos{}(g, a);
+      case op_code::abs: return fn_grad::abs{}(g, a);
+      case op_code::relu: return fn_grad::relu{}(g, a);
+      case op_code::square: return fn_grad::square{}(g, a);
+      case op_code::pow: return which == 0 ? fn_grad::pow_base{}(g, a, b) : fn_grad::pow_exponent{}(g, a, b);
+      case op_code::maximum:
+      case op_code::minimum: {
+        // g to the larger (smaller) operand, g/2 on ties (PyTorch's rule).
+        T const mine = which == 0 ? a : b;
+        T const other = which == 0 ? b : a;
+        if (mine == other) return g / T(2);
+        bool const wins = op == op_code::maximum ? other < mine : mine < other;
+        return wins ? g : T(0);
+      }
+      case op_code::select: return (which == 1) == (a != T(0)) ? g : T(0);
+      default: return g;
+    }
+  }
+};
+
+/// Reads @p p as a contiguous rank-1 operand.
+template <class T>
+DIMTENSOR_HOST_DEVICE dimtensor::detail::strided_evaluator<T, 1> dense(T const* p) {
+  return {p, p, {1}, true};
+}
+
+/// The storage type of a gradient or a buffer of the interpreter.
+template <class B, class T>
+using storage_of = typename B::template storage<T>;
+
+}  // namespace detail
+
+/// @brief Adds the dense buffer @p v of @p n elements into the gradient of
+/// @p s (which it makes, a copy, when there is none).
+template <class B, class T>
+void add_gradient(tensor_state& s, T const* v, index_t n) {
+  using storage_t = detail::storage_of<B, T>;
+  if (!s.grad) {
+    auto out = std::make_shared<storage_t>(n);
+    backend_copy(B{}, out->data(), v, n);
+    s.grad_data = out->data();
+    s.grad_type = &type_tag<storage_t>;
+    s.grad = std::move(out);
+  } else {
+    // The gradient is dense and its own: each element reads itself only.
+    T* const acc = static_cast<T*>(s.grad_data);
+    using ev = dimtensor::detail::strided_evaluator<T, 1>;
+    backend_assign(B{}, acc, std::array<index_t, 1>{n},
+                   dimtensor::detail::map_evaluator<fn::plus, ev, ev>{fn::plus{}, {detail::dense<T>(acc), detail::dense(v)}});
+  }
+}
+
+/// @brief Adds the dense gradient @p g of padded extents @p ext into the
+/// gradient of @p s, summed over the positions @p broadcast (each run of
+/// consecutive positions in one pass).
+template <class B, class T>
+void accumulate_gradient(tensor_state& s, T const* g, padded_extents ext, broadcast_mask const& broadcast) {
+  using storage_t = detail::storage_of<B, T>;
+  std::shared_ptr<storage_t> current;
+  T const* in = g;
+  constexpr std::size_t r = max_program_rank;
+  for (std::size_t p = 0; p < r;) {
+    if (!broadcast[p]) {
+      ++p;
+      continue;
+    }
+    std::size_t q = p;
+    index_t outer = 1, n = 1, inner = 1;
+    while (q < r && broadcast[q]) n *= ext[q++];
+    for (std::size_t d = 0; d < p; ++d) outer *= ext[d];
+    for (std::size_t d = q; d < r; ++d) inner *= ext[d];
+    auto next = std::make_shared<storage_t>(outer * inner);
+    backend_sum(B{}, in, next->data(), outer, n, inner);
+    for (std::size_t d = p; d < q; ++d) ext[d] = 1;
+    current = std::move(next);
+    in = current->data();
+    p = q;
+  }
+  add_gradient<B, T>(s, in, dimtensor::detail::element_count(ext));
+}
+
+/// @brief One leaf of a program: a tensor (of the result's element type or
+/// another, read through a conversion) bound to the result's extents, or a
+/// scalar.
+template <class T>
+struct program_leaf {
+  /// Keeps the elements alive.
+  std::shared_ptr<void const> keep;
+  /// The first element (of the leaf's own element type).
+  void const* data = nullptr;
+  /// Strides over the result's padded extents (0 where broadcast).
+  padded_extents strides{};
+  /// Whether element i of the result reads element i of the leaf.
+  bool flat = false;
+  /// Whether the leaf is a scalar (`value`), not elements.
+  bool scalar = false;
+  /// The scalar's value.
+  T value{};
+  /// The leaf's autograd state, when gradients flow to it.
+  std::shared_ptr<tensor_state> state;
+  /// The positions of the result the leaf was broadcast over.
+  broadcast_mask broadcast{};
+  /// Writes the leaf's values, as T, at the result's extents.
+  void (*read)(program_leaf const&, padded_extents const&, T*) = nullptr;
+  /// Adds a gradient at the result's extents into the leaf's.
+  void (*accumulate)(program_leaf const&, padded_extents const&, T const*) = nullptr;
+};
+
+/// One step of a program: a leaf, or a function of earlier steps.
+struct program_step {
+  /// The function (`op_code::leaf` for a leaf).
+  op_code op = op_code::leaf;
+  /// The number of operands.
+  std::uint8_t arity = 0;
+  /// The operands' steps.
+  std::array<std::uint32_t, 3> args{};
+  /// The leaf's index, for a leaf.
+  std::uint32_t leaf = 0;
+  /// Whether a gradient flows through this step to some leaf.
+  bool needs_grad = false;
+};
+
+namespace detail {
+
+/// Reads a leaf of element type U as T at the result's extents.
+template <class B, class T, class U>
+void read_leaf(program_leaf<T> const& l, padded_extents const& ext, T* out) {
+  U const* const data = static_cast<U const*>(l.data);
+  dimtensor::detail::strided_evaluator<U, max_program_rank> const ev{data, data, l.strides, l.flat};
+  if constexpr (std::is_same_v<T, U>) {
+    backend_assign(B{}, out, ext, ev);
+  } else {
+    using map_t = dimtensor::detail::map_evaluator<fn::cast<T>, dimtensor::detail::strided_evaluator<U, max_program_rank>>;
+    backend_assign(B{}, out, ext, map_t{fn::cast<T>{}, {ev}});
+  }
+}
+
+/// Hands a gradient at the result's extents to a leaf of element type U
+/// (converted first when U is not T).
+template <class B, class T, class U>
+void accumulate_leaf(program_leaf<T> const& l, padded_extents const& ext, T const* g) {
+  if constexpr (std::is_same_v<T, U>) {
+    accumulate_gradient<B, T>(*l.state, g, ext, l.broadcast);
+  } else {
+    index_t const n = dimtensor::detail::element_count(ext);
+    auto converted = std::make_shared<storage_of<B, U>>(n);
+    using map_t = dimtensor::detail::map_evaluator<fn::cast<U>, dimtensor::detail::strided_evaluator<T, 1>>;
+    backend_assign(B{}, converted->data(), std::array<index_t, 1>{n}, map_t{fn::cast<U>{}, {dense(g)}});
+    accumulate_gradient<B, U>(*l.state, static_cast<U const*>(converted->data()), ext, l.broadcast);
+  }
+}
+
+}  // namespace detail
+
+/// @brief The node of an evaluated elementwise expression (or a copy): the
+/// expression as a program, run backward by an interpreter per backend and
+/// element type.
+template <class B, class T>
+class program_node final : public node {
+ public:
+  /// An empty program named @p name, for a result of padded extents @p ext.
+  program_node(std::string_view name, padded_extents const& ext)
+      : node(name), ext_(ext), size_(dimtensor::detail::element_count(ext)) {}
+
+  /// Adds a leaf; returns its step.
+  std::uint32_t add_leaf(program_leaf<T> l) {
+    program_step s;
+    s.leaf = static_cast<std::uint32_t>(leaves_.size());
+    s.needs_grad = l.state != nullptr;
+    if (l.state) inputs.push_back(l.state);
+    leaves_.push_back(std::move(l));
+    steps_.push_back(s);
+    return static_cast<std::uint32_t>(steps_.size() - 1);
+  }
+
+  /// Adds a function of earlier steps; returns its step.
+  std::uint32_t add_step(op_code op, std::uint8_t arity, std::array<std::uint32_t, 3> const& args) {
+    program_step s;
+    s.op = op;
+    s.arity = arity;
+    s.args = args;
+    for (std::uint8_t i = 0; i < arity; ++i) s.needs_grad = s.needs_grad || steps_[args[i]].needs_grad;
+    steps_.push_back(s);
+    return static_cast<std::uint32_t>(steps_.size() - 1);
+  }
+
+  /// Runs the program backward from the result's gradient.
+  void backward(tensor_state const& out) override {
+    std::vector<value_slot> values(steps_.size());
+    propagate(static_cast<std::uint32_t>(steps_.size() - 1), static_cast<T const*>(out.grad_data), values);
+  }
+
+ private:
+  using storage_t = detail::storage_of<B, T>;
+  struct value_slot {
+    std::shared_ptr<storage_t> owned;
+    T const* data = nullptr;
+  };
+
+  std::shared_ptr<storage_t> buffer() const { return std::make_shared<storage_t>(size_); }
+
+  void apply_derivative(T* out, detail::step_derivative<T> f, T const* g, T const* a, T const* b) const {
+    using ev = dimtensor::detail::strided_evaluator<T, 1>;
+    backend_assign(B{}, out, std::array<index_t, 1>{size_},
+                   dimtensor::detail::map_evaluator<detail::step_derivative<T>, ev, ev, ev>{
+                       f, {detail::dense(g), detail::dense(a), detail::dense(b)}});
+  }
+
+  // The value of step s at the result's extents, computed once.
+  T const* value(std::uint32_t s, std::vector<value_slot>& values) const {
+    value_slot& slot = values[s];
+    if (slot.data != nullptr) return slot.data;
+    program_step const& st = steps_[s];
+    if (st.op == op_code::leaf) {
+      program_leaf<T> const& l = leaves_[st.leaf];
+      if (l.scalar) {
+        slot.owned = buffer();
+        backend_fill(B{}, slot.owned->data(), size_, l.value);
+      } else if (l.flat && l.read == &detail::read_leaf<B, T, T>) {
+        slot.data = static_cast<T const*>(l.data);  // already dense at the result's extents
+        return slot.data;
+      } else {
+        slot.owned = buffer();
+        l.read(l, ext_, slot.owned->data());
+      }
+    } else {
+      T const* a = value(st.args[0], values);
+      T const* b = st.arity > 1 ? value(st.args[1], values) : a;
+      T const* c = st.arity > 2 ? value(st.args[2], values) : a;
+      slot.owned = buffer();
+      using ev = dimtensor::detail::strided_evaluator<T, 1>;
+      backend_assign(B{}, slot.owned->data(), std::array<index_t, 1>{size_},
+                     dimtensor::detail::map_evaluator<detail::step_value<T>, ev, ev, ev>{
+                         {st.op}, {detail::dense(a), detail::dense(b), detail::dense(c)}});
+    }
+    slot.data = slot.owned->data();
+    return slot.data;
+  }
+
+  // Hands the gradient g of step s to its operands, depth first.
+  void propagate(std::uint32_t s, T const* g, std::vector<value_slot>& values) const {
+    program_step const& st = steps_[s];
+    if (st.op == op_code::leaf) {
+      program_leaf<T> const& l = leaves_[st.leaf];
+      if (l.state) l.accumulate(l, ext_, g);
+      return;
+    }
+    if (st.op == op_code::no_rule) {
+      throw value_error(
+          "backward: a floating-point value passed through an elementwise function without a gradient "
+          "(a comparison or a cast to an integer type) on its way to a tensor that requires grad");
+    }
+    for (std::uint8_t i = 0; i < st.arity; ++i) {
+      std::uint32_t const arg = st.args[i];
+      if (!steps_[arg].needs_grad) continue;
+      if (st.op == op_code::select && i == 0) continue;  // the condition
+      bool const passes = st.op == op_code::plus || st.op == op_code::identity || (st.op == op_code::minus && i == 0);
+      if (passes) {
+        propagate(arg, g, values);
+        continue;
+      }
+      // Only the operand values the rule reads are computed.
+      bool needs_a = true, needs_b = st.arity > 1;
+      switch (st.op) {
+        case op_code::minus:
+        case op_code::negate: needs_a = needs_b = false; break;
+        case op_code::multiplies: needs_a = i == 1, needs_b = i == 0; break;
+        case op_code::divides: needs_a = i == 1; break;
+        case op_code::select: needs_b = false; break;
+        default: break;
+      }
+      T const* a = needs_a ? value(st.args[0], values) : g;
+      T const* b = needs_b ? value(st.args[1], values) : g;
+      auto grad = buffer();
+      apply_derivative(grad->data(), {st.op, i}, g, a, b);
+      propagate(arg, grad->data(), values);
+    }
+  }
+
+  padded_extents ext_;
+  index_t size_;
+  std::vector<program_step> steps_;
+  std::vector<program_leaf<T>> leaves_;
+};
+
+}  // namespace dimtensor::autograd
