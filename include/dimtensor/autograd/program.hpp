@@ -546,4 +546,20 @@ class program_node final : public node {
   std::vector<program_leaf<T>> leaves_;
 };
 
+/// @brief The node of a copy (clone, contiguous, a conversion between
+/// tensor types): the gradient, of @p n elements, goes to @p source as it is.
+template <class B, class T>
+std::shared_ptr<node> copy_node(std::string_view name, std::shared_ptr<tensor_state> source, index_t n) {
+  padded_extents ext{};
+  for (auto& e : ext) e = 1;
+  ext[max_program_rank - 1] = n;
+  auto out = std::make_shared<program_node<B, T>>(name, ext);
+  program_leaf<T> l;
+  l.state = std::move(source);
+  l.read = &detail::read_leaf<B, T, T>;
+  l.accumulate = &detail::accumulate_leaf<B, T, T>;
+  out->add_leaf(std::move(l));
+  return out;
+}
+
 }  // namespace dimtensor::autograd

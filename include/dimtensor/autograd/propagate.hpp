@@ -1,9 +1,8 @@
 #pragma once
 /// @file
-/// @brief How gradients reach tensors: recording a node, handing a gradient
-/// to an operand, gradients of broadcast operands summed back to their
-/// shape, and the recording of evaluated elementwise expressions as
-/// programs (autograd/program.hpp).
+/// @brief How an operation's gradient reaches tensors: recording a node,
+/// handing a gradient to an operand, gradients of broadcast operands summed
+/// back to their shape.
 ///
 /// An operation records itself with `autograd::record(name, result, rule,
 /// operands...)` when `autograd::should_record(operands...)`; its rule is a
@@ -14,12 +13,8 @@
 /// (the operand was broadcast: the gradient is summed over those positions)
 /// or extent 1 where the operand has more (it is expanded).
 ///
-/// Evaluating a lazy expression records one `program_node`: the tree as
-/// data (function codes, operand slots, leaves bound to the result's
-/// extents), whose backward needs no code of the expression's type.
-///
-/// Included at the end of core/tensor.hpp; the expression types are
-/// declared here and complete wherever a recording is instantiated.
+/// Evaluating a lazy expression records a program instead
+/// (core/expression.hpp, autograd/program.hpp).
 
 #include <array>
 #include <cstddef>
@@ -39,58 +34,14 @@
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/evaluator.hpp>
+#include <dimtensor/core/expression.hpp>
 #include <dimtensor/core/math.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/core/tensor.hpp>
 
 namespace dimtensor {
 
-template <class Backend, class T>
-class scalar_expr;
-template <class Op, class... Args>
-class map_expr;
-
 namespace autograd {
-
-/// Whether X is a lazy elementwise node.
-template <class X>
-inline constexpr bool is_map_expr_v = false;
-/// A map_expr is one.
-template <class Op, class... A>
-inline constexpr bool is_map_expr_v<map_expr<Op, A...>> = true;
-
-/// Whether a tensor of @p x (a tensor or a lazy expression) requires gradients;
-/// anything else (constants, index tensors of integers) does not.
-template <class X>
-bool any_requires_grad(X const& x) {
-  if constexpr (is_tensor_v<X>) {
-    return x.requires_grad();
-  } else if constexpr (is_map_expr_v<X>) {
-    return std::apply([](auto const&... a) { return (any_requires_grad(a) || ...); }, x.operands());
-  } else {
-    return false;
-  }
-}
-
-/// Whether an operation on @p operands records a node: grad mode is on and
-/// one of them requires gradients.
-template <class... X>
-bool should_record(X const&... operands) {
-  return is_grad_enabled() && (any_requires_grad(operands) || ...);
-}
-
-namespace detail {
-
-template <class X>
-void collect_states(std::vector<std::shared_ptr<tensor_state>>& out, X const& x) {
-  if constexpr (is_tensor_v<X>) {
-    if (x.requires_grad()) out.push_back(x.grad_state());
-  } else if constexpr (is_map_expr_v<X>) {
-    std::apply([&](auto const&... a) { (collect_states(out, a), ...); }, x.operands());
-  }
-}
-
-}  // namespace detail
 
 /// @brief A node named @p name whose backward calls @p rule with the
 /// result's gradient, a tensor of type @p Out and extents @p ext.  Its
@@ -121,30 +72,6 @@ void record(std::string_view name, Out& result, Rule rule, X const&... operands)
 }
 
 namespace detail {
-
-/// The positions of a gradient of dims GS that a tensor of dims XS was
-/// broadcast over: GS's leading positions XS lacks, and those where XS has
-/// the static extent 1 and GS another.
-template <class XS, class GS>
-constexpr std::array<bool, dimtensor::detail::rank_v<GS>> broadcast_positions() {
-  constexpr std::size_t rg = dimtensor::detail::rank_v<GS>;
-  constexpr std::size_t rx = dimtensor::detail::rank_v<XS>;
-  std::array<bool, rg> out{};
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
-    (
-        [&] {
-          if constexpr (I + rx < rg) {
-            out[I] = true;
-          } else {
-            using xs = dimtensor::detail::spec_at<XS, I + rx - rg>;
-            using gs = dimtensor::detail::spec_at<GS, I>;
-            out[I] = static_extent_v<xs> == 1 && static_extent_v<gs> != 1;
-          }
-        }(),
-        ...);
-  }(std::make_index_sequence<rg>{});
-  return out;
-}
 
 template <std::size_t R>
 constexpr bool any_of(std::array<bool, R> const& a) {
@@ -256,92 +183,6 @@ void propagate(X const& x, G const& g) {
 }
 
 namespace detail {
-
-/// Whether X is a scalar operand.
-template <class X>
-inline constexpr bool is_scalar_expr_v = false;
-/// A scalar_expr is one.
-template <class B, class T>
-inline constexpr bool is_scalar_expr_v<scalar_expr<B, T>> = true;
-
-/// Pads the rank-R array @p a to max_program_rank with leading @p fill.
-template <class V, std::size_t R>
-std::array<V, max_program_rank> padded(std::array<V, R> const& a, V fill) {
-  std::array<V, max_program_rank> out{};
-  for (std::size_t i = 0; i < max_program_rank; ++i) out[i] = fill;
-  for (std::size_t i = 0; i < R; ++i) out[max_program_rank - R + i] = a[i];
-  return out;
-}
-
-/// Adds @p x (a tensor, a scalar, an expression) to the program @p p of a
-/// result of dims RootSpecs and extents @p root; returns its step.  An
-/// operand of another element type than T is evaluated (and recorded on
-/// its own) and read through a conversion.
-template <class RootSpecs, class B, class T, std::size_t R, class X>
-std::uint32_t flatten(program_node<B, T>& p, std::array<index_t, R> const& root, X const& x) {
-  using U = typename X::value_type;
-  if constexpr (is_tensor_v<X>) {
-    program_leaf<T> l;
-    auto const ev = x.template evaluator<R>(root);
-    l.keep = x.storage();
-    l.data = x.data();
-    l.strides = padded(ev.strides, index_t{0});
-    l.flat = ev.is_flat;
-    l.broadcast = padded(broadcast_positions<typename X::specs, RootSpecs>(), false);
-    l.read = &read_leaf<B, T, U>;
-    if constexpr (std::is_floating_point_v<U>) {
-      if (x.requires_grad()) {
-        l.state = x.grad_state();
-        l.accumulate = &accumulate_leaf<B, T, U>;
-      }
-    }
-    return p.add_leaf(std::move(l));
-  } else if constexpr (is_scalar_expr_v<X> && std::is_same_v<U, T>) {
-    program_leaf<T> l;
-    l.scalar = true;
-    l.value = x.value();
-    return p.add_leaf(std::move(l));
-  } else if constexpr (!std::is_same_v<U, T>) {
-    return flatten<RootSpecs>(p, root, tensor_for<X>(x));
-  } else {
-    static_assert(is_map_expr_v<X>, "dimtensor internal: an elementwise operand of an unknown kind");
-    using Op = std::remove_cvref_t<decltype(x.op())>;
-    std::array<std::uint32_t, 3> args{};
-    std::size_t i = 0;
-    std::apply([&](auto const&... a) { ((args[i++] = flatten<RootSpecs>(p, root, a)), ...); }, x.operands());
-    return p.add_step(code_of<Op>, static_cast<std::uint8_t>(i), args);
-  }
-}
-
-/// Records the evaluation of @p e (a lazy expression, or a tensor copied)
-/// into @p result as a program.
-template <class Out, class E>
-void record_program(std::string_view name, Out& result, E const& e) {
-  using B = typename Out::backend;
-  using T = typename Out::value_type;
-  static_assert(Out::rank <= max_program_rank,
-                "dimtensor: gradients through elementwise expressions of rank above 8 are not supported");
-  auto n = std::make_shared<program_node<B, T>>(name, padded(result.extents(), index_t{1}));
-  (void)flatten<typename Out::specs>(*n, result.extents(), e);
-  result.attach_grad_fn(std::move(n));
-}
-
-/// Records the evaluation of a lazy expression @p e into @p result (called
-/// by the tensor constructor that evaluates expressions).
-template <class Out, class E>
-void record_evaluation(Out& result, E const& e) {
-  if constexpr (is_map_expr_v<E> && std::is_floating_point_v<typename Out::value_type>) {
-    if (should_record(e)) record_program("elementwise", result, e);
-  }
-}
-
-/// Records @p result as a copy of @p x (clone, contiguous).
-template <class Out>
-void record_copy(std::string_view name, Out& result, Out const& x) {
-  if constexpr (std::is_floating_point_v<typename Out::value_type>) {
-    if (should_record(x)) record_program(name, result, x);
-  }
-}
 
 }  // namespace detail
 }  // namespace autograd

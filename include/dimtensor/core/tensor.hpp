@@ -17,6 +17,7 @@
 #include <boost/mp11/bind.hpp>
 
 #include <dimtensor/autograd/graph.hpp>
+#include <dimtensor/autograd/program.hpp>
 #include <dimtensor/backends/backend.hpp>
 #include <dimtensor/core/broadcast.hpp>
 #include <dimtensor/core/concepts.hpp>
@@ -32,16 +33,21 @@ namespace dimtensor {
 template <class Backend, class T, class... Specs>
 class basic_tensor;
 
+/// Whether T is a basic_tensor.
+template <class T>
+inline constexpr bool is_tensor_v = false;
+/// A basic_tensor is a tensor.
+template <class B, class T, class... S>
+inline constexpr bool is_tensor_v<basic_tensor<B, T, S...>> = true;
+
 namespace autograd {
+// Defined with the lazy nodes (core/expression.hpp): only an expression that
+// is not a tensor reaches them, and making one includes that header.
 template <class X>
 bool any_requires_grad(X const& x);
-template <class X, class G>
-void accumulate(X const& x, G const& g);
 namespace detail {
 template <class Out, class E>
 void record_evaluation(Out& result, E const& e);
-template <class Out>
-void record_copy(std::string_view name, Out& result, Out const& x);
 }  // namespace detail
 }  // namespace autograd
 
@@ -242,7 +248,11 @@ class basic_tensor {
       extents_type const ext = e.extents();
       *this = basic_tensor(uninitialized, ext);
       write(e);
-      autograd::detail::record_evaluation(*this, e);
+      if constexpr (is_tensor_v<E>) {
+        record_copy_of(e);
+      } else {
+        autograd::detail::record_evaluation(*this, e);
+      }
     }
   }
 
@@ -340,7 +350,7 @@ class basic_tensor {
   basic_tensor clone() const {
     basic_tensor out(uninitialized, extents_);
     out.write(*this);
-    autograd::detail::record_copy("clone", out, *this);
+    out.record_copy_of(*this, "clone");
     return out;
   }
 
@@ -358,7 +368,13 @@ class basic_tensor {
       (void)check_convertible<E>();
     } else {
       check_in_place("assign");
-      if (autograd::is_grad_enabled() && autograd::any_requires_grad(e)) {
+      bool needs_grad = false;
+      if constexpr (is_tensor_v<E>) {
+        needs_grad = e.requires_grad();
+      } else {
+        needs_grad = autograd::any_requires_grad(e);
+      }
+      if (autograd::is_grad_enabled() && needs_grad) {
         throw value_error("assign: the value requires grad, and a write into an existing tensor " +
                           detail::shape_string<specs>(extents_) +
                           " is not recorded; use the value itself (auto y = …), or write under autograd::no_grad");
@@ -505,7 +521,10 @@ class basic_tensor {
                                         gradient.extents()[i], "tensor", "gradient");
         }
       }
-      autograd::detail::run_backward(grad_state_.get(), [&] { autograd::accumulate(*this, gradient); });
+      autograd::detail::run_backward(grad_state_.get(), [&] {
+        basic_tensor const dense = gradient.contiguous();
+        autograd::add_gradient<Backend, T>(*grad_state_, static_cast<T const*>(dense.data()), dense.size());
+      });
     }
   }
 
@@ -603,6 +622,17 @@ class basic_tensor {
     }
   }
 
+  // Records this fresh tensor as a copy of @p x (clone, contiguous, a
+  // conversion between tensor types of the same elements).
+  template <class X>
+  void record_copy_of(X const& x, std::string_view name = "elementwise") {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (autograd::is_grad_enabled() && x.requires_grad()) {
+        attach_grad_fn(autograd::copy_node<Backend, T>(name, x.grad_state(), size()));
+      }
+    }
+  }
+
   void fill_value(T v) {
     if (data_ == nullptr) return;
     backend_fill(Backend{}, data_, size(), v);
@@ -625,13 +655,6 @@ class basic_tensor {
   extents_type strides_{};
   std::shared_ptr<autograd::tensor_state> grad_state_;
 };
-
-/// Whether T is a basic_tensor.
-template <class T>
-inline constexpr bool is_tensor_v = false;
-/// A basic_tensor is a tensor.
-template <class B, class T, class... S>
-inline constexpr bool is_tensor_v<basic_tensor<B, T, S...>> = true;
 
 /// The tensor type an expression evaluates to.
 template <class E>
@@ -657,4 +680,3 @@ inline ill_formed eval(ill_formed) { return {}; }
 
 }  // namespace dimtensor
 
-#include <dimtensor/autograd/propagate.hpp>

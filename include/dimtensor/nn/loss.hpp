@@ -22,6 +22,7 @@
 #include <string>
 #include <type_traits>
 
+#include <dimtensor/autograd/propagate.hpp>
 #include <dimtensor/backends/cpu/cross_entropy.hpp>
 #include <dimtensor/backends/cpu/gather.hpp>
 #include <dimtensor/core/concepts.hpp>

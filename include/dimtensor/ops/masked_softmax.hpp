@@ -31,6 +31,7 @@
 #include <optional>
 #include <type_traits>
 
+#include <dimtensor/autograd/propagate.hpp>
 #include <dimtensor/backends/backend.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>

@@ -8,6 +8,7 @@
 
 #include <boost/mp11/algorithm.hpp>
 
+#include <dimtensor/autograd/propagate.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>

@@ -10,6 +10,7 @@
 
 #include <boost/mp11/algorithm.hpp>
 
+#include <dimtensor/autograd/propagate.hpp>
 #include <dimtensor/backends/backend.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <type_traits>
 
+#include <dimtensor/autograd/propagate.hpp>
 #include <dimtensor/backends/backend.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>

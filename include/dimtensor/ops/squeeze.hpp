@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <string>
 
+#include <dimtensor/autograd/propagate.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dim.hpp>

@@ -12,6 +12,7 @@
 #include <utility>
 #include <memory>
 
+#include <dimtensor/autograd/propagate.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/tensor.hpp>
 

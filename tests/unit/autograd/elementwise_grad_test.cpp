@@ -1,5 +1,8 @@
 // Gradients of the lazy elementwise functions and of broadcasting, against
 // central finite differences (tests/unit/support/gradcheck.hpp).
+#include <cmath>
+#include <cstdint>
+
 #include <catch2/catch.hpp>
 
 #include <dimtensor/dimtensor.hpp>
@@ -115,4 +118,68 @@ TEST_CASE("cast between float and double carries the gradient", "[autograd][elem
   o.atol = 1e-4;
   o.rtol = 1e-3;
   check_gradients(o, [](auto const& m) { return dt::cast<double>(dt::exp(dt::cast<float>(m))); }, x);
+}
+
+// The recorded program: leaves keep their elements, are read at the result's
+// extents through their own strides, and operands of another element type
+// (comparisons, masks, integer casts) are values only.
+TEST_CASE("an evaluated expression's program reads its leaves as the forward pass did", "[autograd][elementwise]") {
+  using tmatrix = dt::tensor<double, Feat, Batch>;
+  matrix x{{1.0, -2.0, 3.0}, {0.5, 4.0, -1.5}};
+  x.requires_grad_();
+
+  SECTION("a constant leaf outlives its handle; a transposed leaf is read through its strides") {
+    dt::tensor<double> loss;
+    {
+      tmatrix const c{{2.0, 5.0}, {-1.0, 7.0}, {3.0, 0.25}};
+      auto const ct = dt::transpose<Feat, Batch>(c);  // [Batch, Feat], not contiguous
+      REQUIRE_FALSE(ct.is_contiguous());
+      loss = dt::sum(x * ct + 1.5);
+    }  // c and its view are gone; the graph keeps their elements
+    loss.backward();
+    auto const g = x.grad();
+    CHECK(g(Batch(0), Feat(0)) == 2.0);
+    CHECK(g(Batch(0), Feat(1)) == -1.0);
+    CHECK(g(Batch(0), Feat(2)) == 3.0);
+    CHECK(g(Batch(1), Feat(0)) == 5.0);
+    CHECK(g(Batch(1), Feat(1)) == 7.0);
+    CHECK(g(Batch(1), Feat(2)) == 0.25);
+  }
+
+  SECTION("a comparison and a bool mask select the gradient; an integer cast is a value only") {
+    dt::tensor<bool, Batch, Feat> const mask{{true, true, false}, {false, true, true}};
+    // where(x > 0, x*x, -x) where the mask holds, else trunc(x) * x.
+    auto const y = dt::eval(dt::where(mask, dt::where(x > 0.0, x * x, -x), dt::cast<double>(dt::cast<std::int32_t>(x)) * x));
+    dt::sum(y).backward();
+    auto const g = x.grad();
+    CHECK(g(Batch(0), Feat(0)) == 2.0);   // 2x at 1
+    CHECK(g(Batch(0), Feat(1)) == -1.0);  // -x at -2
+    CHECK(g(Batch(0), Feat(2)) == 3.0);   // trunc(3) (the cast carries no gradient)
+    CHECK(g(Batch(1), Feat(0)) == 0.0);   // trunc(0.5)
+    CHECK(g(Batch(1), Feat(1)) == 8.0);   // 2x at 4
+    CHECK(g(Batch(1), Feat(2)) == -1.0);  // -x at -1.5
+  }
+
+  SECTION("an inner value read by two rules, and a leaf used three times, add up in the tree's order") {
+    auto const y = dt::eval(dt::tanh(x * x) * (x * x) + x);
+    dt::sum(y).backward();
+    auto const g = x.grad();
+    for (dt::index_t b = 0; b < 2; ++b) {
+      for (dt::index_t f = 0; f < 3; ++f) {
+        double const v = x(Batch(b), Feat(f));
+        double const t = std::tanh(v * v);
+        // d/dv [tanh(v²) v² + v] = (1 - t²) 2v · v² + t · 2v + 1
+        CHECK(g(Batch(b), Feat(f)) == Approx((1.0 - t * t) * 2.0 * v * v * v + t * 2.0 * v + 1.0).epsilon(1e-12));
+      }
+    }
+  }
+
+  SECTION("a copy hands its gradient to its source") {
+    auto const t = dt::transpose<Batch, Feat>(x);  // recorded view
+    auto const c = t.contiguous();                 // recorded copy
+    REQUIRE(c.requires_grad());
+    dt::sum(c * 2.0).backward();
+    auto const g = x.grad();
+    for (dt::index_t i = 0; i < g.size(); ++i) CHECK(g.data()[i] == 2.0);
+  }
 }
