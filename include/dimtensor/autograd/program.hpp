@@ -546,6 +546,44 @@ class program_node final : public node {
   std::vector<program_leaf<T>> leaves_;
 };
 
+/// @brief The node of a view (transpose, permute, unsqueeze, squeeze,
+/// rename, slice, split, merge): the source's gradient is the result's,
+/// written at `offset + Σ i_k strides[k]` of a dense buffer of the source's
+/// @p source_size elements (zeros elsewhere), and added to the source's.
+template <class B, class T>
+class view_node final : public node {
+ public:
+  /// The view named @p name of @p source, a result of padded extents @p ext.
+  view_node(std::string_view name, std::shared_ptr<tensor_state> source, index_t source_size, padded_extents const& ext,
+            padded_extents const& strides, index_t offset)
+      : node(name), size_(source_size), ext_(ext), strides_(strides), offset_(offset) {
+    inputs.push_back(std::move(source));
+  }
+
+  /// Writes the result's gradient into the source's.
+  void backward(tensor_state const& out) override {
+    T const* const g = static_cast<T const*>(out.grad_data);
+    padded_extents const dense = dimtensor::detail::row_major_strides(ext_);
+    index_t const n = dimtensor::detail::element_count(ext_);
+    bool in_order = offset_ == 0 && n == size_;
+    for (std::size_t k = 0; k < max_program_rank; ++k) in_order = in_order && (ext_[k] == 1 || strides_[k] == dense[k]);
+    if (in_order) {  // the source's elements in the result's order: the gradient as it is
+      add_gradient<B, T>(*inputs.front(), g, size_);
+      return;
+    }
+    auto dx = std::make_shared<detail::storage_of<B, T>>(size_);
+    if (n < size_) backend_fill(B{}, dx->data(), size_, T(0));
+    backend_strided_copy(B{}, dx->data() + offset_, strides_, g, dense, ext_);
+    add_gradient<B, T>(*inputs.front(), static_cast<T const*>(dx->data()), size_);
+  }
+
+ private:
+  index_t size_;
+  padded_extents ext_;
+  padded_extents strides_;
+  index_t offset_;
+};
+
 /// @brief The node of a copy (clone, contiguous, a conversion between
 /// tensor types): the gradient, of @p n elements, goes to @p source as it is.
 template <class B, class T>

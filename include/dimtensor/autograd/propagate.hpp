@@ -71,6 +71,20 @@ void record(std::string_view name, Out& result, Rule rule, X const&... operands)
   result.attach_grad_fn(std::move(n));
 }
 
+/// @brief Records @p out as a view of @p in: element i of @p out is
+/// element `offset + Σ i_k strides[k]` of @p in laid out densely (row-major
+/// in its extents), so the gradient is written back there.  Call only when
+/// `should_record(in)`.
+template <class Out, class In>
+void record_view(std::string_view name, Out& out, In const& in, std::array<index_t, Out::rank> const& strides,
+                 index_t offset = 0) {
+  static_assert(Out::rank <= max_program_rank && In::rank <= max_program_rank,
+                "dimtensor: gradients through views of rank above 8 are not supported");
+  out.attach_grad_fn(std::make_shared<view_node<typename Out::backend, typename Out::value_type>>(
+      name, in.grad_state(), in.size(), detail::padded(out.extents(), index_t{1}), detail::padded(strides, index_t{0}),
+      offset));
+}
+
 namespace detail {
 
 template <std::size_t R>

@@ -143,15 +143,48 @@ struct dim_group {
   bool ok;
 };
 
+/// The highest rank a contraction's operands may have.
+inline constexpr std::size_t max_contract_rank = 8;
+
+/// A strided layout of rank at most max_contract_rank, as run-time data.
+struct run_layout {
+  std::array<index_t, max_contract_rank> ext{};
+  std::array<index_t, max_contract_rank> str{};
+  std::size_t rank = 0;
+
+  run_layout() = default;
+  /// The layout of extents @p e and strides @p s.
+  template <std::size_t R>
+  run_layout(std::array<index_t, R> const& e, std::array<index_t, R> const& s) : rank(R) {
+    static_assert(R <= max_contract_rank, "dimtensor: contractions of operands of rank above 8 are not supported");
+    for (std::size_t i = 0; i < R; ++i) {
+      ext[i] = e[i];
+      str[i] = s[i];
+    }
+  }
+};
+
+/// Positions of dims in a layout (outermost first), as run-time data.
+struct run_positions {
+  std::array<std::size_t, max_contract_rank> at{};
+  std::size_t size = 0;
+
+  run_positions() = default;
+  /// The positions @p p.
+  template <std::size_t N>
+  run_positions(std::array<std::size_t, N> const& p) : size(N) {  // NOLINT: implicit, from a position list
+    static_assert(N <= max_contract_rank);
+    for (std::size_t i = 0; i < N; ++i) at[i] = p[i];
+  }
+};
+
 /// Whether the dims at @p pos (outermost first) of a layout can be read as
 /// one dim, and how.  Dims of extent 1 may have any stride.
-template <std::size_t N, std::size_t R>
-dim_group merge_dims(std::array<std::size_t, N> const& pos, std::array<index_t, R> const& ext,
-                     std::array<index_t, R> const& str) {
+inline dim_group merge_dims(run_positions const& pos, run_layout const& l) {
   dim_group g{1, 0, true};
-  for (std::size_t i = N; i-- > 0;) {
-    index_t const e = ext[pos[i]];
-    index_t const s = str[pos[i]];
+  for (std::size_t i = pos.size; i-- > 0;) {
+    index_t const e = l.ext[pos.at[i]];
+    index_t const s = l.str[pos.at[i]];
     if (e == 1) continue;
     if (g.extent == 1) {
       g.stride = s;
@@ -163,49 +196,55 @@ dim_group merge_dims(std::array<std::size_t, N> const& pos, std::array<index_t, 
   return g;
 }
 
-/// The concatenation of position arrays (a permutation of a layout's dims).
-template <std::size_t... N>
-constexpr auto concat_positions(std::array<std::size_t, N> const&... parts) {
-  std::array<std::size_t, (N + ... + 0)> out{};
-  std::size_t k = 0;
-  ((
-       [&] {
-         for (auto p : parts) out[k++] = p;
-       }()),
-   ...);
+/// The concatenation of three position lists (a permutation of a layout's dims).
+inline run_positions concat_positions(run_positions const& x, run_positions const& y, run_positions const& z) {
+  run_positions out;
+  for (run_positions const* part : {&x, &y, &z}) {
+    for (std::size_t i = 0; i < part->size; ++i) out.at[out.size++] = part->at[i];
+  }
   return out;
 }
 
-/// Copies a strided layout into @p dst, contiguous in the dim order @p perm.
-template <class Backend, class T, std::size_t R>
-void copy_permuted(T* dst, T const* src, std::array<index_t, R> const& ext, std::array<index_t, R> const& str,
-                   std::array<std::size_t, R> const& perm) {
-  std::array<index_t, R> pext{};
-  std::array<index_t, R> pstr{};
-  for (std::size_t i = 0; i < R; ++i) {
-    pext[i] = ext[perm[i]];
-    pstr[i] = str[perm[i]];
+/// Extents and strides in the order @p perm, padded with leading extents 1
+/// to max_contract_rank (so one strided copy serves every rank).
+inline void permuted_padded(run_layout const& l, run_positions const& perm,
+                            std::array<index_t, max_contract_rank>& ext, std::array<index_t, max_contract_rank>& str) {
+  std::size_t const lead = max_contract_rank - perm.size;
+  for (std::size_t i = 0; i < max_contract_rank; ++i) {
+    ext[i] = 1;
+    str[i] = 0;
   }
+  for (std::size_t i = 0; i < perm.size; ++i) {
+    ext[lead + i] = l.ext[perm.at[i]];
+    str[lead + i] = l.str[perm.at[i]];
+  }
+}
+
+/// Copies a strided layout into @p dst, contiguous in the dim order @p perm.
+template <class Backend, class T>
+void copy_permuted(T* dst, T const* src, run_layout const& l, run_positions const& perm) {
+  std::array<index_t, max_contract_rank> pext{};
+  std::array<index_t, max_contract_rank> pstr{};
+  permuted_padded(l, perm, pext, pstr);
   backend_strided_copy(Backend{}, dst, row_major_strides(pext), src, pstr, pext);
 }
 
 /// One operand read as a batch of matrices: its groups and, when they did
 /// not merge, the contiguous copy they are read from.
-template <class Backend, class T, std::size_t R, std::size_t NB, std::size_t NR, std::size_t NC>
+template <class Backend, class T>
 struct matrix_operand {
   using storage_type = typename Backend::template storage<T>;
   std::shared_ptr<storage_type> copy;
   kernel::strided_matrix<T const> view{};
 
-  matrix_operand(T const* data, std::array<index_t, R> const& ext, std::array<index_t, R> const& str,
-                 std::array<std::size_t, NB> const& batch, std::array<std::size_t, NR> const& rows,
-                 std::array<std::size_t, NC> const& cols) {
-    dim_group b = merge_dims(batch, ext, str);
-    dim_group r = merge_dims(rows, ext, str);
-    dim_group c = merge_dims(cols, ext, str);
+  matrix_operand(T const* data, run_layout const& l, run_positions const& batch, run_positions const& rows,
+                 run_positions const& cols) {
+    dim_group b = merge_dims(batch, l);
+    dim_group r = merge_dims(rows, l);
+    dim_group c = merge_dims(cols, l);
     if (!(b.ok && r.ok && c.ok)) {
       copy = std::make_shared<storage_type>(b.extent * r.extent * c.extent);
-      copy_permuted<Backend>(copy->data(), data, ext, str, concat_positions(batch, rows, cols));
+      copy_permuted<Backend>(copy->data(), data, l, concat_positions(batch, rows, cols));
       data = copy->data();
       b = {b.extent, r.extent * c.extent, true};
       r = {r.extent, c.extent, true};
@@ -227,31 +266,24 @@ struct matrix_operand {
 /// in place), else the operand is copied into the group order; C is written
 /// in place when its groups merge, else computed contiguously and permuted
 /// into it.  The forward contraction and both of its gradients use it.
-template <class Backend, class T, std::size_t RA, std::size_t RB, std::size_t RC, std::size_t NB, std::size_t NM,
-          std::size_t NK, std::size_t NN, std::size_t NB2, std::size_t NK2, std::size_t NB3, std::size_t NM3,
-          std::size_t NN3>
-void batched_product(T const* a, std::array<index_t, RA> const& ea, std::array<index_t, RA> const& sa,
-                     std::array<std::size_t, NB> const& a_batch, std::array<std::size_t, NM> const& a_rows,
-                     std::array<std::size_t, NK> const& a_k, T const* b, std::array<index_t, RB> const& eb,
-                     std::array<index_t, RB> const& sb, std::array<std::size_t, NB2> const& b_batch,
-                     std::array<std::size_t, NK2> const& b_k, std::array<std::size_t, NN> const& b_cols, T* c,
-                     std::array<index_t, RC> const& ec, std::array<index_t, RC> const& sc,
-                     std::array<std::size_t, NB3> const& c_batch, std::array<std::size_t, NM3> const& c_rows,
-                     std::array<std::size_t, NN3> const& c_cols) {
-  static_assert(NB == NB2 && NB == NB3 && NK == NK2 && NM == NM3 && NN == NN3);
-  static_assert(NB + NM + NK == RA && NB + NK + NN == RB && NB + NM + NN == RC);
-  matrix_operand<Backend, T, RA, NB, NM, NK> const ma(a, ea, sa, a_batch, a_rows, a_k);
-  matrix_operand<Backend, T, RB, NB, NK, NN> const mb(b, eb, sb, b_batch, b_k, b_cols);
-
-  index_t const batch = merge_dims(c_batch, ec, sc).extent;
-  index_t const m = merge_dims(c_rows, ec, sc).extent;
-  index_t const n = merge_dims(c_cols, ec, sc).extent;
-  index_t const k = merge_dims(a_k, ea, sa).extent;
+/// Layouts and positions are run-time data: one body per backend and
+/// element type.
+template <class Backend, class T>
+void batched_product(T const* a, run_layout const& la, run_positions const& a_batch, run_positions const& a_rows,
+                     run_positions const& a_k, T const* b, run_layout const& lb, run_positions const& b_batch,
+                     run_positions const& b_k, run_positions const& b_cols, T* c, run_layout const& lc,
+                     run_positions const& c_batch, run_positions const& c_rows, run_positions const& c_cols) {
+  dim_group const cb = merge_dims(c_batch, lc);
+  dim_group const cr = merge_dims(c_rows, lc);
+  dim_group const cc = merge_dims(c_cols, lc);
+  index_t const batch = cb.extent;
+  index_t const m = cr.extent;
+  index_t const n = cc.extent;
+  index_t const k = merge_dims(a_k, la).extent;
   if (batch * m * n == 0) return;
+  matrix_operand<Backend, T> const ma(a, la, a_batch, a_rows, a_k);
+  matrix_operand<Backend, T> const mb(b, lb, b_batch, b_k, b_cols);
 
-  dim_group const cb = merge_dims(c_batch, ec, sc);
-  dim_group const cr = merge_dims(c_rows, ec, sc);
-  dim_group const cc = merge_dims(c_cols, ec, sc);
   if (cb.ok && cr.ok && cc.ok) {
     backend_gemm_batched(Backend{}, batch, m, n, k, ma.view, mb.view,
                          kernel::strided_matrix<T>{c, cb.stride, cr.stride, cc.stride});
@@ -263,58 +295,88 @@ void batched_product(T const* a, std::array<index_t, RA> const& ea, std::array<i
   typename Backend::template storage<T> tmp(batch * m * n);
   backend_gemm_batched(Backend{}, batch, m, n, k, ma.view, mb.view,
                        kernel::strided_matrix<T>{tmp.data(), m * n, n, 1});
-  constexpr std::size_t rc = RC;
-  auto const order = concat_positions(c_batch, c_rows, c_cols);
-  std::array<index_t, rc> ordered_ext{};
-  for (std::size_t i = 0; i < rc; ++i) ordered_ext[i] = ec[order[i]];
+  run_positions const order = concat_positions(c_batch, c_rows, c_cols);
+  std::array<index_t, max_contract_rank> ordered_ext{};
+  std::array<index_t, max_contract_rank> unused{};
+  permuted_padded(lc, order, ordered_ext, unused);
   auto const tmp_str = row_major_strides(ordered_ext);
-  std::array<index_t, rc> src_str{};  // tmp's strides, by C's dims
-  for (std::size_t i = 0; i < rc; ++i) src_str[order[i]] = tmp_str[i];
-  backend_strided_copy(Backend{}, c, sc, static_cast<T const*>(tmp.data()), src_str, ec);
+  std::size_t const lead = max_contract_rank - lc.rank;
+  std::array<index_t, max_contract_rank> src_str{};  // tmp's strides, by C's dims
+  std::array<index_t, max_contract_rank> dst_ext{};
+  std::array<index_t, max_contract_rank> dst_str{};
+  for (std::size_t i = 0; i < max_contract_rank; ++i) dst_ext[i] = 1;
+  for (std::size_t i = 0; i < lc.rank; ++i) {
+    src_str[lead + order.at[i]] = tmp_str[lead + i];
+    dst_ext[lead + i] = lc.ext[i];
+    dst_str[lead + i] = lc.str[i];
+  }
+  backend_strided_copy(Backend{}, c, dst_str, static_cast<T const*>(tmp.data()), src_str, dst_ext);
 }
 
-/// @brief The gradient of a = [batch…, free_a…, D] in contract<D>(a, b)
-/// from the result's gradient @p g: Σ over b's free dims of g · b, itself a
-/// contraction (over b's free dims; none makes it an outer product), as a
-/// fresh tensor of a's type.
-template <class D, class TA, class TB, class G>
-TA contract_gradient_left(TA const& a, TB const& b, G const& g) {
-  using plan = contraction_plan<D, typename TA::specs, typename TB::specs>;
-  using LA = typename TA::specs;
-  using LB = typename TB::specs;
-  using LR = typename G::specs;
-  TA da(uninitialized, a.extents());
-  if (da.size() == 0) return da;
-  batched_product<typename TA::backend>(
-      g.data(), g.extents(), g.strides(), positions_in<LR, typename plan::batch>::value,
-      positions_in<LR, typename plan::free_a>::value, positions_in<LR, typename plan::free_b>::value, b.data(),
-      b.extents(), b.strides(), positions_in<LB, typename plan::batch>::value,
-      positions_in<LB, typename plan::free_b>::value, std::array<std::size_t, 1>{index_of_v<D, LB>}, da.data(),
-      da.extents(), da.strides(), positions_in<LA, typename plan::batch>::value,
-      positions_in<LA, typename plan::free_a>::value, std::array<std::size_t, 1>{index_of_v<D, LA>});
-  return da;
-}
+/// @brief The node of a contraction: each operand's gradient is the
+/// contraction of the result's gradient with the other operand (the same
+/// GEMM path), one body per backend and element type.
+template <class Backend, class T>
+class contract_node final : public autograd::node {
+ public:
+  /// An operand: its elements (kept alive), layout, dims by role, state.
+  struct operand {
+    std::shared_ptr<void const> keep;
+    T const* data = nullptr;
+    run_layout layout;
+    run_positions batch, free, d;
+    std::shared_ptr<autograd::tensor_state> state;
+  };
 
-/// @brief The gradient of b = [batch…, D, free_b…] in contract<D>(a, b)
-/// from the result's gradient @p g: Σ over a's free dims of a · g, as a
-/// fresh tensor of b's type.
-template <class D, class TA, class TB, class G>
-TB contract_gradient_right(TA const& a, TB const& b, G const& g) {
-  using plan = contraction_plan<D, typename TA::specs, typename TB::specs>;
-  using LA = typename TA::specs;
-  using LB = typename TB::specs;
-  using LR = typename G::specs;
-  TB db(uninitialized, b.extents());
-  if (db.size() == 0) return db;
-  batched_product<typename TB::backend>(
-      a.data(), a.extents(), a.strides(), positions_in<LA, typename plan::batch>::value,
-      std::array<std::size_t, 1>{index_of_v<D, LA>}, positions_in<LA, typename plan::free_a>::value, g.data(),
-      g.extents(), g.strides(), positions_in<LR, typename plan::batch>::value,
-      positions_in<LR, typename plan::free_a>::value, positions_in<LR, typename plan::free_b>::value, db.data(),
-      db.extents(), db.strides(), positions_in<LB, typename plan::batch>::value,
-      std::array<std::size_t, 1>{index_of_v<D, LB>}, positions_in<LB, typename plan::free_b>::value);
-  return db;
-}
+  /// The node named @p name of a result of extents @p result (dims by role:
+  /// @p batch, @p free_a, @p free_b).
+  contract_node(std::string_view name, operand a, operand b, run_layout result, run_positions batch,
+                run_positions free_a, run_positions free_b)
+      : node(name), a_(std::move(a)), b_(std::move(b)), r_(result), r_batch_(batch), r_free_a_(free_a),
+        r_free_b_(free_b) {
+    if (a_.state) inputs.push_back(a_.state);
+    if (b_.state) inputs.push_back(b_.state);
+  }
+
+  /// Hands each operand that requires gradients its gradient.
+  void backward(autograd::tensor_state const& out) override {
+    T const* const g = static_cast<T const*>(out.grad_data);
+    if (a_.state) {
+      // Σ over b's free dims of g · b.
+      run_layout const la = dense(a_.layout);
+      index_t const n = element_count(la.ext);
+      auto da = std::make_shared<typename Backend::template storage<T>>(n);
+      if (n != 0) {
+        batched_product<Backend>(g, r_, r_batch_, r_free_a_, r_free_b_, b_.data, b_.layout, b_.batch, b_.free, b_.d,
+                                 da->data(), la, a_.batch, a_.free, a_.d);
+      }
+      autograd::add_gradient<Backend, T>(*a_.state, static_cast<T const*>(da->data()), n);
+    }
+    if (b_.state) {
+      // Σ over a's free dims of a · g.
+      run_layout const lb = dense(b_.layout);
+      index_t const n = element_count(lb.ext);
+      auto db = std::make_shared<typename Backend::template storage<T>>(n);
+      if (n != 0) {
+        batched_product<Backend>(a_.data, a_.layout, a_.batch, a_.d, a_.free, g, r_, r_batch_, r_free_a_, r_free_b_,
+                                 db->data(), lb, b_.batch, b_.d, b_.free);
+      }
+      autograd::add_gradient<Backend, T>(*b_.state, static_cast<T const*>(db->data()), n);
+    }
+  }
+
+ private:
+  // The same extents, row-major (padding extents are 1).
+  static run_layout dense(run_layout l) {
+    for (std::size_t i = l.rank; i < max_contract_rank; ++i) l.ext[i] = 1;
+    l.str = row_major_strides(l.ext);
+    return l;
+  }
+
+  operand a_, b_;
+  run_layout r_;
+  run_positions r_batch_, r_free_a_, r_free_b_;
+};
 
 /// Contracts two tensors over D (checked at compile time already): checks
 /// the shared extents at run time, then one batched matrix product.  When
@@ -352,26 +414,32 @@ auto contract_tensors(std::string_view name, TA const& a, TB const& b) {
     for (std::size_t i = 0; i < from_b.size(); ++i) ext[from_a.size() + i] = eb[from_b[i]];
   }
   result_type out(uninitialized, ext);
+  constexpr auto a_batch = positions_in<LA, typename plan::batch>::value;
+  constexpr auto a_free = positions_in<LA, typename plan::free_a>::value;
+  constexpr std::array<std::size_t, 1> a_d{index_of_v<D, LA>};
+  constexpr auto b_batch = positions_in<LB, typename plan::batch>::value;
+  constexpr auto b_free = positions_in<LB, typename plan::free_b>::value;
+  constexpr std::array<std::size_t, 1> b_d{index_of_v<D, LB>};
+  constexpr auto r_batch = positions_in<LR, typename plan::batch>::value;
+  constexpr auto r_free_a = positions_in<LR, typename plan::free_a>::value;
+  constexpr auto r_free_b = positions_in<LR, typename plan::free_b>::value;
+  run_layout const la(ea, a.strides());
+  run_layout const lb(eb, b.strides());
   if (out.size() != 0) {
-    batched_product<Backend>(a.data(), ea, a.strides(), positions_in<LA, typename plan::batch>::value,
-                             positions_in<LA, typename plan::free_a>::value,
-                             std::array<std::size_t, 1>{index_of_v<D, LA>}, b.data(), eb, b.strides(),
-                             positions_in<LB, typename plan::batch>::value,
-                             std::array<std::size_t, 1>{index_of_v<D, LB>},
-                             positions_in<LB, typename plan::free_b>::value, out.data(), ext, out.strides(),
-                             positions_in<LR, typename plan::batch>::value,
-                             positions_in<LR, typename plan::free_a>::value,
-                             positions_in<LR, typename plan::free_b>::value);
+    batched_product<Backend, T>(a.data(), la, a_batch, a_free, a_d, b.data(), lb, b_batch, b_d, b_free, out.data(),
+                                run_layout(ext, out.strides()), r_batch, r_free_a, r_free_b);
   }
   if constexpr (std::is_floating_point_v<T>) {
     if (autograd::should_record(a, b)) {
-      autograd::record(
-          name, out,
-          [a, b](result_type const& g) {
-            if (a.requires_grad()) autograd::propagate(a, contract_gradient_left<D>(a, b, g));
-            if (b.requires_grad()) autograd::propagate(b, contract_gradient_right<D>(a, b, g));
-          },
-          a, b);
+      using node_t = contract_node<Backend, T>;
+      auto operand = [](auto const& t, run_layout const& l, run_positions batch, run_positions free, run_positions d) {
+        typename node_t::operand o{t.storage(), t.data(), l, batch, free, d, nullptr};
+        if (t.requires_grad()) o.state = t.grad_state();
+        return o;
+      };
+      out.attach_grad_fn(std::make_shared<node_t>(name, operand(a, la, a_batch, a_free, a_d),
+                                                  operand(b, lb, b_batch, b_free, b_d),
+                                                  run_layout(ext, row_major_strides(ext)), r_batch, r_free_a, r_free_b));
     }
   }
   return out;

@@ -28,6 +28,7 @@
 /// a `std::optional` of a lengths tensor chooses at run time.
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <type_traits>
 
@@ -88,16 +89,23 @@ auto masked_softmax(E const& scores, L const& valid_lens) {
     backend_masked_softmax(typename E::backend{}, in.data(), out.data(), s.outer, s.n, s.inner, lens.data(), repeat,
                            static_cast<T>(masked_softmax_fill));
     if (autograd::should_record(in)) {
-      autograd::record("masked_softmax", out, [in = in.gradient_target(), lens, y = out.detach(), s, repeat](out_t const& g) {
-        // Softmax's rule on the result; the masked scores were replaced by a
-        // constant, so they get 0 (also in a row of valid length 0, whose
-        // result is uniform).
-        auto const gc = g.contiguous();
-        out_t dx(uninitialized, y.extents());
-        backend_masked_softmax_backward(typename E::backend{}, y.data(), gc.data(), dx.data(), s.outer, s.n, s.inner,
-                                        lens.data(), repeat);
-        autograd::propagate(in, dx);
-      }, in);
+      // Softmax's rule on the result; the masked scores were replaced by a
+      // constant, so they get 0 (also in a row of valid length 0, whose
+      // result is uniform).
+      typename detail::line_node<typename E::backend, T>::saved keep;
+      keep.keep = out.storage();
+      keep.data = out.data();
+      using lens_t = typename std::remove_cvref_t<decltype(lens)>::value_type;
+      if constexpr (std::is_same_v<lens_t, std::int64_t>) {
+        keep.lens_keep = lens.storage();
+        keep.lens = lens.data();
+      } else {  // the rule reads 64-bit lengths (the same values)
+        auto const wide = eval(cast<std::int64_t>(lens));
+        keep.lens_keep = wide.storage();
+        keep.lens = wide.data();
+      }
+      keep.repeat = repeat;
+      detail::record_lines("masked_softmax", out, in, detail::line_rule::masked_softmax, s, std::move(keep));
     }
     return out;
   }

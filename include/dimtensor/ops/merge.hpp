@@ -123,23 +123,13 @@ auto merge(X const& x) {
       // t is the copy when x's strides needed one (recorded by clone), so
       // the gradient reaches x through it.
       if (autograd::should_record(t)) {
-        using in_t = std::remove_const_t<decltype(t)>;
-        autograd::record("merge", out, [t](out_t const& g) {
-          // g with To split back into A and B (row-major): a view of exactly x's type.
-          typename in_t::extents_type gext{};
-          typename in_t::extents_type gstr{};
-          for (std::size_t k = 0; k + 1 < r; ++k) {
-            std::size_t const to = k <= pos ? k : k + 1;
-            gext[to] = g.extents()[k];
-            gstr[to] = g.strides()[k];
-          }
-          index_t const eb = t.extents()[pos + 1];
-          gext[pos] = t.extents()[pos];
-          gext[pos + 1] = eb;
-          gstr[pos] = g.strides()[pos] * eb;
-          gstr[pos + 1] = g.strides()[pos];
-          autograd::propagate(t, in_t(g.storage(), g.data(), gext, gstr));
-        }, t);
+        auto const dense = detail::row_major_strides(t.extents());  // the same view of t laid out densely
+        std::array<index_t, r - 1> dstr{};
+        for (std::size_t k = 0; k < r; ++k) {
+          if (k != pos + 1) dstr[k <= pos ? k : k - 1] = dense[k];
+        }
+        dstr[pos] = dense[pos + 1];
+        autograd::record_view("merge", out, t, dstr);
       }
     }
     return out;

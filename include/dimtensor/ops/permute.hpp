@@ -93,18 +93,10 @@ auto permute(X const& x) {
     out_t out(t.storage(), t.data(), ext, str);
     if constexpr (std::is_floating_point_v<typename X::value_type>) {
       if (autograd::should_record(t)) {
-        using in_t = std::remove_const_t<decltype(t)>;
-        autograd::record("permute", out, [t](out_t const& g) {
-          // The inverse permutation, as a view of g of exactly x's type.
-          constexpr std::array<std::size_t, X::rank> to{detail::index_of_v<Ds, L>...};
-          typename in_t::extents_type gext{};
-          typename in_t::extents_type gstr{};
-          for (std::size_t k = 0; k < X::rank; ++k) {
-            gext[to[k]] = g.extents()[k];
-            gstr[to[k]] = g.strides()[k];
-          }
-          autograd::propagate(t, in_t(g.storage(), g.data(), gext, gstr));
-        }, t);
+        auto const dense = detail::row_major_strides(t.extents());  // the same view of t laid out densely
+        std::array<index_t, X::rank> dstr{};
+        for (std::size_t k = 0; k < X::rank; ++k) dstr[k] = dense[from[k]];
+        autograd::record_view("permute", out, t, dstr);
       }
     }
     return out;

@@ -28,6 +28,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -82,6 +83,93 @@ constexpr split_extents split_around(std::array<index_t, R> const& ext) {
   for (std::size_t k = 0; k < I; ++k) s.outer *= ext[k];
   for (std::size_t k = I + 1; k < R; ++k) s.inner *= ext[k];
   return s;
+}
+
+/// The rules of the operations that work on lines `[outer, n, inner]`.
+enum class line_rule : std::uint8_t {
+  softmax,         ///< softmax's: y (g - Σ g y)
+  log_softmax,     ///< log_softmax's: g - e^y Σ g
+  masked_softmax,  ///< softmax's within the valid length, 0 beyond
+  sum,             ///< the gradient expanded over n
+  mean,            ///< the gradient over n expanded over n
+  extremum,        ///< to the first extremum of each line
+  extremum_all     ///< split evenly among the elements equal to the extremum (one line)
+};
+
+/// @brief The node of an operation on lines `[outer, n, inner]` of its
+/// contiguous input (softmax, log_softmax, masked_softmax, and the
+/// reductions): one body per backend and element type, whatever the dims.
+template <class Backend, class T>
+class line_node final : public autograd::node {
+ public:
+  /// What a rule reads, kept alive with the node.
+  struct saved {
+    std::shared_ptr<void const> keep;  ///< keeps `data` alive
+    T const* data = nullptr;           ///< the result (softmax) or the input (extremum)
+    std::shared_ptr<void const> extremum_keep;
+    T const* extremum = nullptr;  ///< the extremum of each line (extremum)
+    T extremum_all{};             ///< the extremum (extremum_all)
+    std::shared_ptr<void const> lens_keep;
+    std::int64_t const* lens = nullptr;  ///< valid lengths (masked_softmax)
+    index_t repeat = 1;                  ///< lines per valid length (masked_softmax)
+  };
+
+  /// The node named @p name of @p rule over lines @p s of the input @p source.
+  line_node(std::string_view name, line_rule rule, std::shared_ptr<autograd::tensor_state> source, split_extents s,
+            saved keep)
+      : node(name), rule_(rule), s_(s), saved_(std::move(keep)) {
+    inputs.push_back(std::move(source));
+  }
+
+  /// Computes the input's gradient and adds it.
+  void backward(autograd::tensor_state const& out) override {
+    T const* const g = static_cast<T const*>(out.grad_data);
+    index_t const n = s_.outer * s_.n * s_.inner;
+    auto dx = std::make_shared<typename Backend::template storage<T>>(n);
+    T* const d = dx->data();
+    T const* const y = saved_.data;
+    switch (rule_) {
+      case line_rule::softmax: backend_softmax_backward(Backend{}, y, g, d, s_.outer, s_.n, s_.inner); break;
+      case line_rule::log_softmax: backend_log_softmax_backward(Backend{}, y, g, d, s_.outer, s_.n, s_.inner); break;
+      case line_rule::masked_softmax:
+        backend_masked_softmax_backward(Backend{}, y, g, d, s_.outer, s_.n, s_.inner, saved_.lens, saved_.repeat);
+        break;
+      case line_rule::sum:
+      case line_rule::mean: {
+        // g (one value per [outer, inner]) read with stride 0 along n.
+        std::array<index_t, 3> const ext{s_.outer, s_.n, s_.inner};
+        strided_evaluator<T, 3> const ev{g, g, {s_.inner, 0, 1}, s_.n == 1};
+        if (rule_ == line_rule::sum) {
+          backend_assign(Backend{}, d, ext, ev);
+        } else {
+          using mean_ev = map_evaluator<fn::divides, strided_evaluator<T, 3>, scalar_evaluator<T>>;
+          backend_assign(Backend{}, d, ext, mean_ev{fn::divides{}, {ev, {static_cast<T>(s_.n)}}});
+        }
+        break;
+      }
+      case line_rule::extremum:
+        backend_extremum_backward(Backend{}, y, saved_.extremum, g, d, s_.outer, s_.n, s_.inner);
+        break;
+      case line_rule::extremum_all:
+        backend_extremum_all_backward(Backend{}, y, n, saved_.extremum_all, read_element(Backend{}, g), d);
+        break;
+    }
+    autograd::add_gradient<Backend, T>(*inputs.front(), static_cast<T const*>(d), n);
+  }
+
+ private:
+  line_rule rule_;
+  split_extents s_;
+  saved saved_;
+};
+
+/// Records @p out as made by @p rule from the contiguous input @p in, seen
+/// as lines @p s.
+template <class Out, class In>
+void record_lines(std::string_view name, Out& out, In const& in, line_rule rule, split_extents s,
+                  typename line_node<typename In::backend, typename In::value_type>::saved keep) {
+  using node_t = line_node<typename In::backend, typename In::value_type>;
+  out.attach_grad_fn(std::make_shared<node_t>(name, rule, in.grad_state(), s, std::move(keep)));
 }
 
 template <class D>
@@ -230,28 +318,20 @@ auto reduce_dim(E const& x) {
       if constexpr (K == reduction_kind::sum || K == reduction_kind::mean) {
         if constexpr (std::is_floating_point_v<T>) {
           if (autograd::should_record(in)) {
-            autograd::record(reduction_name<K>, out, [in = in.gradient_target()](out_t const& g) {
-              // The gradient, with D kept as extent 1, expands over D.
-              auto const kept = keep_dim_view<D, S>(g);
-              if constexpr (K == reduction_kind::sum) {
-                autograd::propagate(in, kept);
-              } else {
-                autograd::propagate(in, kept / static_cast<T>(in.extents()[I]));
-              }
-            }, in);
+            // The gradient expands over D (divided by its extent for mean).
+            record_lines(reduction_name<K>, out, in, K == reduction_kind::sum ? line_rule::sum : line_rule::mean, s, {});
           }
         }
       } else if constexpr (K == reduction_kind::max || K == reduction_kind::min) {
         if constexpr (std::is_floating_point_v<T>) {
           if (autograd::should_record(in)) {
-            autograd::record(reduction_name<K>, out, [in, value = out.detach(), s](out_t const& g) {
-              // To the first extremum along D (argmax's index), as PyTorch's max(dim) does.
-              auto const gc = g.contiguous();
-              std::remove_cvref_t<decltype(in)> dx(uninitialized, in.extents());
-              backend_extremum_backward(typename E::backend{}, in.data(), value.data(), gc.data(), dx.data(), s.outer,
-                                        s.n, s.inner);
-              autograd::propagate(in, dx);
-            }, in);
+            // To the first extremum along D (argmax's index), as PyTorch's max(dim) does.
+            typename line_node<typename E::backend, T>::saved keep;
+            keep.keep = in.storage();
+            keep.data = in.data();
+            keep.extremum_keep = out.storage();
+            keep.extremum = out.data();
+            record_lines(reduction_name<K>, out, in, line_rule::extremum, s, std::move(keep));
           }
         }
       }
@@ -286,25 +366,21 @@ auto reduce_all(E const& x) {
       if constexpr (K == reduction_kind::sum || K == reduction_kind::mean) {
         if constexpr (std::is_floating_point_v<T>) {
           if (autograd::should_record(in)) {
-            autograd::record(reduction_name<K>, out, [in = in.gradient_target()](out_t const& g) {
-              // A rank-0 gradient broadcasts over every position.
-              if constexpr (K == reduction_kind::sum) {
-                autograd::propagate(in, g);
-              } else {
-                autograd::propagate(in, g / static_cast<T>(in.size()));
-              }
-            }, in);
+            // A rank-0 gradient broadcasts over every position (one line).
+            record_lines(reduction_name<K>, out, in, K == reduction_kind::sum ? line_rule::sum : line_rule::mean,
+                         split_extents{1, in.size(), 1}, {});
           }
         }
       } else if constexpr (K == reduction_kind::max || K == reduction_kind::min) {
         if constexpr (std::is_floating_point_v<T>) {
           if (autograd::should_record(in)) {
-            autograd::record(reduction_name<K>, out, [in, value = out.item()](out_t const& g) {
-              // Split evenly among the elements equal to the extremum, as PyTorch's max() does.
-              std::remove_cvref_t<decltype(in)> dx(uninitialized, in.extents());
-              backend_extremum_all_backward(typename E::backend{}, in.data(), in.size(), value, g.item(), dx.data());
-              autograd::propagate(in, dx);
-            }, in);
+            // Split evenly among the elements equal to the extremum, as PyTorch's max() does.
+            typename line_node<typename E::backend, T>::saved keep;
+            keep.keep = in.storage();
+            keep.data = in.data();
+            keep.extremum_all = out.item();
+            record_lines(reduction_name<K>, out, in, line_rule::extremum_all, split_extents{1, in.size(), 1},
+                         std::move(keep));
           }
         }
       }

@@ -64,10 +64,7 @@ auto rename(X const& x) {
     out_t out(t.storage(), t.data(), t.extents(), t.strides());
     if constexpr (std::is_floating_point_v<typename X::value_type>) {
       if (autograd::should_record(t)) {
-        using in_t = std::remove_const_t<decltype(t)>;
-        autograd::record("rename", out, [t](out_t const& g) {
-          autograd::propagate(t, in_t(g.storage(), g.data(), g.extents(), g.strides()));
-        }, t);
+        autograd::record_view("rename", out, t, detail::row_major_strides(t.extents()));
       }
     }
     return out;

@@ -71,16 +71,9 @@ auto slice(X const& x, index_t begin, index_t end) {
     out_t out(t.storage(), data, ext, t.strides());
     if constexpr (std::is_floating_point_v<typename X::value_type>) {
       if (autograd::should_record(t)) {
-        using in_t = std::remove_const_t<decltype(t)>;
-        autograd::record("slice", out, [t, begin](out_t const& g) {
-          // Zeros of x's extents with g copied into the sliced range.
-          in_t dx(t.extents());
-          if (g.size() > 0) {
-            backend_strided_copy(typename X::backend{}, dx.data() + begin * dx.strides()[pos], dx.strides(), g.data(),
-                                 g.strides(), g.extents());
-          }
-          autograd::propagate(t, dx);
-        }, t);
+        // The gradient: zeros of x's extents with g in the sliced range.
+        auto const dense = detail::row_major_strides(t.extents());
+        autograd::record_view("slice", out, t, dense, begin < end ? begin * dense[pos] : 0);
       }
     }
     return out;

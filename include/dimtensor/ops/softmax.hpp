@@ -73,17 +73,12 @@ auto softmax_unchecked(E const& x) {
   // Recorded on the evaluated operand: a lazy operand's own node carries the
   // gradient on to its tensors.
   if (autograd::should_record(in)) {
-    autograd::record(Log ? "log_softmax" : "softmax", out, [in = in.gradient_target(), y = out.detach(), s](out_t const& g) {
-      // The rule reads the result only; of `in`, only its place in the graph is kept.
-      auto const gc = g.contiguous();
-      out_t dx(uninitialized, y.extents());
-      if constexpr (Log) {
-        backend_log_softmax_backward(typename E::backend{}, y.data(), gc.data(), dx.data(), s.outer, s.n, s.inner);
-      } else {
-        backend_softmax_backward(typename E::backend{}, y.data(), gc.data(), dx.data(), s.outer, s.n, s.inner);
-      }
-      autograd::propagate(in, dx);
-    }, in);
+    // The rule reads the result only; of `in`, only its place in the graph is kept.
+    typename line_node<typename E::backend, typename E::value_type>::saved keep;
+    keep.keep = out.storage();
+    keep.data = out.data();
+    record_lines(Log ? "log_softmax" : "softmax", out, in, Log ? line_rule::log_softmax : line_rule::softmax, s,
+                 std::move(keep));
   }
   return out;
 }

@@ -154,26 +154,12 @@ auto split(X const& x, Count const& parts) {
     out_t out(t.storage(), t.data(), ext, str);
     if constexpr (std::is_floating_point_v<typename X::value_type>) {
       if (autograd::should_record(t)) {
-        using in_t = std::remove_const_t<decltype(t)>;
-        autograd::record("split", out, [t](out_t const& g) {
-          // Outer and Inner merged back into D: a view of g when one stride
-          // walks both (g row-major, as gradients are), else a copy.
-          index_t stride = detail::merge_stride(g.extents()[pos], g.strides()[pos], g.extents()[pos + 1],
-                                                g.strides()[pos + 1]);
-          out_t const src = stride < 0 ? g.clone() : g;
-          if (stride < 0) stride = src.strides()[pos + 1];
-          typename in_t::extents_type gext{};
-          typename in_t::extents_type gstr{};
-          for (std::size_t k = 0; k < r + 1; ++k) {
-            if (k == pos + 1) continue;
-            std::size_t const to = k <= pos ? k : k - 1;
-            gext[to] = src.extents()[k];
-            gstr[to] = src.strides()[k];
-          }
-          gext[pos] = src.extents()[pos] * src.extents()[pos + 1];
-          gstr[pos] = stride;
-          autograd::propagate(t, in_t(src.storage(), src.data(), gext, gstr));
-        }, t);
+        auto const dense = detail::row_major_strides(t.extents());  // the same view of t laid out densely
+        std::array<index_t, r + 1> dstr{};
+        for (std::size_t k = 0; k < r; ++k) dstr[k <= pos ? k : k + 1] = dense[k];
+        dstr[pos] = dense[pos] * ext[pos + 1];
+        dstr[pos + 1] = dense[pos];
+        autograd::record_view("split", out, t, dstr);
       }
     }
     return out;

@@ -92,20 +92,10 @@ auto squeeze(X const& x) {
     out_t out(t.storage(), t.data(), ext, str);
     if constexpr (std::is_floating_point_v<typename X::value_type>) {
       if (autograd::should_record(t)) {
-        using in_t = std::remove_const_t<decltype(t)>;
-        autograd::record("squeeze", out, [t](out_t const& g) {
-          // g with D back at its place, extent 1: a view of exactly x's type.
-          typename in_t::extents_type gext{};
-          typename in_t::extents_type gstr{};
-          for (std::size_t k = 0; k + 1 < r; ++k) {
-            std::size_t const to = k < pos ? k : k + 1;
-            gext[to] = g.extents()[k];
-            gstr[to] = g.strides()[k];
-          }
-          gext[pos] = 1;
-          gstr[pos] = 0;
-          autograd::propagate(t, in_t(g.storage(), g.data(), gext, gstr));
-        }, t);
+        auto const dense = detail::row_major_strides(t.extents());  // the same view of t laid out densely
+        std::array<index_t, r - 1> dstr{};
+        for (std::size_t k = 0; k + 1 < r; ++k) dstr[k] = dense[k < pos ? k : k + 1];
+        autograd::record_view("squeeze", out, t, dstr);
       }
     }
     return out;

@@ -67,7 +67,9 @@ auto transpose(X const& x) {
     tensor_with_dims<typename X::backend, typename X::value_type, out_dims> out(t.storage(), t.data(), ext, str);
     if constexpr (std::is_floating_point_v<typename X::value_type>) {
       if (autograd::should_record(t)) {
-        autograd::record("transpose", out, [t](auto const& g) { autograd::propagate(t, transpose<A, B>(g)); }, t);
+        auto dense = detail::row_major_strides(t.extents());  // the same view of t laid out densely
+        std::swap(dense[ia], dense[ib]);
+        autograd::record_view("transpose", out, t, dense);
       }
     }
     return out;

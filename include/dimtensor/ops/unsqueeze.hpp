@@ -96,18 +96,10 @@ auto unsqueeze(X const& x) {
     out_t out(t.storage(), t.data(), ext, str);
     if constexpr (std::is_floating_point_v<typename X::value_type>) {
       if (autograd::should_record(t)) {
-        using in_t = std::remove_const_t<decltype(t)>;
-        autograd::record("unsqueeze", out, [t](out_t const& g) {
-          // g without its extent-1 dim D: a view of exactly x's type.
-          typename in_t::extents_type gext{};
-          typename in_t::extents_type gstr{};
-          for (std::size_t k = 0; k < r; ++k) {
-            std::size_t const from = k < Pos ? k : k + 1;
-            gext[k] = g.extents()[from];
-            gstr[k] = g.strides()[from];
-          }
-          autograd::propagate(t, in_t(g.storage(), g.data(), gext, gstr));
-        }, t);
+        auto const dense = detail::row_major_strides(in_ext);  // the same view of t laid out densely
+        std::array<index_t, r + 1> dstr{};                     // D's extent is 1: its stride is never used
+        for (std::size_t k = 0; k < r; ++k) dstr[k < Pos ? k : k + 1] = dense[k];
+        autograd::record_view("unsqueeze", out, t, dstr);
       }
     }
     return out;
