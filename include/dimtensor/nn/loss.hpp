@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <type_traits>
 
@@ -172,6 +173,47 @@ constexpr auto cross_entropy_diagnosis() {
   }
 }
 
+/// @brief The node of a cross-entropy: (softmax - one-hot) times the
+/// gradient of each position's loss (read with step @p g_step: 1 per
+/// position, 0 for a reduced loss), times @p scale (1/count for a mean).
+template <class B, class T>
+class cross_entropy_node final : public autograd::node {
+ public:
+  /// What the rule reads, kept alive with the node.
+  struct saved {
+    std::shared_ptr<void const> in_keep;
+    T const* in;
+    std::shared_ptr<void const> labels_keep;
+    std::int64_t const* labels;
+    std::shared_ptr<void const> shift_keep;
+    T const* shift;
+    std::shared_ptr<void const> logs_keep;
+    T const* logs;
+    dd::split_extents s;
+    index_t g_step;
+    T scale;
+  };
+
+  /// The node of the logits @p source, of @p size elements.
+  cross_entropy_node(std::shared_ptr<autograd::tensor_state> source, index_t size, saved keep)
+      : node("cross_entropy"), size_(size), saved_(std::move(keep)) {
+    inputs.push_back(std::move(source));
+  }
+
+  /// Computes the logits' gradient and adds it.
+  void backward(autograd::tensor_state const& out) override {
+    auto grad = std::make_shared<typename B::template storage<T>>(size_);
+    saved const& k = saved_;
+    backend_cross_entropy_backward(B{}, k.in, k.labels, k.shift, k.logs, static_cast<T const*>(out.grad_data), k.g_step,
+                                   k.scale, grad->data(), k.s.outer, k.s.n, k.s.inner);
+    autograd::add_gradient<B, T>(*inputs.front(), static_cast<T const*>(grad->data()), size_);
+  }
+
+ private:
+  index_t size_;
+  saved saved_;
+};
+
 /// Cross-entropy along Class, checks done; @p name names the call in run-time errors.
 template <class Class, class R, class X, class Lab>
 auto cross_entropy_unchecked(std::string_view name, X const& logits, Lab const& labels) {
@@ -214,16 +256,16 @@ auto cross_entropy_unchecked(std::string_view name, X const& logits, Lab const& 
   backend_cross_entropy(B{}, in.data(), lab.data(), loss.data(), shift.data(), logs.data(), s.outer, s.n, s.inner);
 
   // The rule: (softmax - one-hot) times the gradient of each position's loss.
-  auto const rule = [in, lab, shift, logs, s](auto const& g, index_t g_step, T scale) {
-    std::remove_cvref_t<decltype(in)> grad(uninitialized, in.extents());
-    auto const gc = g.contiguous();
-    backend_cross_entropy_backward(B{}, in.data(), lab.data(), shift.data(), logs.data(), gc.data(), g_step, scale,
-                                   grad.data(), s.outer, s.n, s.inner);
-    autograd::propagate(in, grad);
+  auto const record = [&](auto& result, index_t g_step, T scale) {
+    auto const wide = dd::as_int64(lab);
+    typename cross_entropy_node<B, T>::saved keep{in.storage(), in.data(),     wide.storage(), wide.data(), shift.storage(),
+                                                  shift.data(), logs.storage(), logs.data(),    s,           g_step,
+                                                  scale};
+    result.attach_grad_fn(std::make_shared<cross_entropy_node<B, T>>(in.grad_state(), in.size(), std::move(keep)));
   };
   if constexpr (std::is_same_v<R, reduction::none_t>) {
     if (autograd::should_record(in)) {
-      autograd::record("cross_entropy", loss, [rule](rows_t const& g) { rule(g, 1, T(1)); }, in);
+      record(loss, 1, T(1));
     }
     return loss;
   } else {
@@ -243,7 +285,7 @@ auto cross_entropy_unchecked(std::string_view name, X const& logits, Lab const& 
                      finish_reduced_loss<T>{out.data(), total.data(), static_cast<double>(count), is_mean});
     if (autograd::should_record(in)) {
       T const scale = is_mean ? static_cast<T>(1.0 / static_cast<double>(count)) : T(1);
-      autograd::record("cross_entropy", out, [rule, scale](out_t const& g) { rule(g, 0, scale); }, in);
+      record(out, 0, scale);
     }
     return out;
   }

@@ -4,10 +4,12 @@
 
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <boost/mp11/algorithm.hpp>
 
@@ -22,6 +24,49 @@
 #include <dimtensor/core/tensor.hpp>
 
 namespace dimtensor {
+
+namespace detail {
+
+/// @brief The node of a concatenation: each operand's gradient is its range
+/// of the result's gradient along the joined dim.
+template <class B, class T>
+class concat_node final : public autograd::node {
+ public:
+  /// One operand: its state (null when it needs no gradient), padded
+  /// extents, and where its range starts in the result (in elements).
+  struct part {
+    std::shared_ptr<autograd::tensor_state> state;
+    autograd::padded_extents ext;
+    index_t offset;
+    index_t size;
+  };
+
+  /// The concatenation of @p parts into a result of padded extents @p ext.
+  concat_node(autograd::padded_extents const& ext, std::vector<part> parts)
+      : node("concat"), ext_(ext), parts_(std::move(parts)) {
+    for (part const& p : parts_) {
+      if (p.state) inputs.push_back(p.state);
+    }
+  }
+
+  /// Copies each operand's range out of the gradient and adds it.
+  void backward(autograd::tensor_state const& out) override {
+    T const* const g = static_cast<T const*>(out.grad_data);
+    auto const gstr = row_major_strides(ext_);
+    for (part const& p : parts_) {
+      if (!p.state) continue;
+      auto dx = std::make_shared<typename B::template storage<T>>(p.size);
+      backend_strided_copy(B{}, dx->data(), row_major_strides(p.ext), g + p.offset, gstr, p.ext);
+      autograd::add_gradient<B, T>(*p.state, static_cast<T const*>(dx->data()), p.size);
+    }
+  }
+
+ private:
+  autograd::padded_extents ext_;
+  std::vector<part> parts_;
+};
+
+}  // namespace detail
 
 namespace diagnostic {
 
@@ -249,20 +294,20 @@ auto concat(X0 const& x0, Xs const&... xs) {
     }
     if constexpr (std::is_floating_point_v<T>) {
       if (std::apply([](auto const&... p) { return autograd::should_record(p...); }, parts)) {
-        auto rule = [parts](out_t const& g) {
-          // Each operand's gradient is its range of g along D, as a view.
-          index_t offset = 0;
-          auto hand_back = [&](auto const& p) {
-            using part_t = std::remove_cvref_t<decltype(p)>;
-            if (p.requires_grad()) {
-              T* const at = p.size() > 0 ? g.data() + offset * g.strides()[pos] : g.data();
-              autograd::propagate(p, part_t(g.storage(), at, p.extents(), g.strides()));
-            }
-            offset += p.extents()[pos];
-          };
-          std::apply([&](auto const&... p) { (hand_back(p), ...); }, parts);
+        // Each operand's gradient is its range of g along D.
+        static_assert(out_t::rank <= autograd::max_program_rank,
+                      "dimtensor: gradients through concatenations of rank above 8 are not supported");
+        using node_t = detail::concat_node<B, T>;
+        std::vector<typename node_t::part> list;
+        auto const dense = detail::row_major_strides(ext);
+        index_t offset = 0;
+        auto add = [&](auto const& p) {
+          list.push_back({p.requires_grad() ? p.grad_state() : nullptr, autograd::detail::padded(p.extents(), index_t{1}),
+                          p.size() > 0 ? offset * dense[pos] : 0, p.size()});
+          offset += p.extents()[pos];
         };
-        std::apply([&](auto const&... p) { autograd::record("concat", out, std::move(rule), p...); }, parts);
+        std::apply([&](auto const&... p) { (add(p), ...); }, parts);
+        out.attach_grad_fn(std::make_shared<node_t>(autograd::detail::padded(ext, index_t{1}), std::move(list)));
       }
     }
     return out;

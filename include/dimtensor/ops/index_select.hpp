@@ -20,6 +20,7 @@
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/core/tensor.hpp>
+#include <dimtensor/ops/reduce.hpp>
 
 namespace dimtensor {
 
@@ -123,14 +124,14 @@ auto index_select(X const& x, Ix const& indices) {
     backend_gather(B{}, out.data(), t.data(), outer, extent, inner, idx.data(), count);
     if constexpr (std::is_floating_point_v<typename X::value_type>) {
       if (autograd::should_record(t)) {
-        using in_t = std::remove_const_t<decltype(t)>;
-        autograd::record("index_select", out, [t, idx, outer, inner](out_t const& g) {
-          // Zeros of x's extents, each selected index adding its entries of g.
-          in_t dx(t.extents());
-          auto const gc = g.contiguous();
-          backend_index_add(B{}, dx.data(), gc.data(), outer, t.extents()[pos], inner, idx.data(), idx.size());
-          autograd::propagate(t, dx);
-        }, t);
+        // Zeros of x's extents, each selected index adding its entries of g.
+        typename detail::line_node<B, typename X::value_type>::saved keep;
+        auto const wide = detail::as_int64(idx);
+        keep.lens_keep = wide.storage();
+        keep.lens = wide.data();
+        keep.count = idx.size();
+        detail::record_lines("index_select", out, t, detail::line_rule::index_add,
+                             detail::split_extents{outer, t.extents()[pos], inner}, std::move(keep));
       }
     }
     return out;

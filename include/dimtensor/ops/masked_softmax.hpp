@@ -95,15 +95,9 @@ auto masked_softmax(E const& scores, L const& valid_lens) {
       typename detail::line_node<typename E::backend, T>::saved keep;
       keep.keep = out.storage();
       keep.data = out.data();
-      using lens_t = typename std::remove_cvref_t<decltype(lens)>::value_type;
-      if constexpr (std::is_same_v<lens_t, std::int64_t>) {
-        keep.lens_keep = lens.storage();
-        keep.lens = lens.data();
-      } else {  // the rule reads 64-bit lengths (the same values)
-        auto const wide = eval(cast<std::int64_t>(lens));
-        keep.lens_keep = wide.storage();
-        keep.lens = wide.data();
-      }
+      auto const wide = detail::as_int64(lens);  // the rule reads 64-bit lengths (the same values)
+      keep.lens_keep = wide.storage();
+      keep.lens = wide.data();
       keep.repeat = repeat;
       detail::record_lines("masked_softmax", out, in, detail::line_rule::masked_softmax, s, std::move(keep));
     }

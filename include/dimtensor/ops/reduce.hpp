@@ -93,7 +93,10 @@ enum class line_rule : std::uint8_t {
   sum,             ///< the gradient expanded over n
   mean,            ///< the gradient over n expanded over n
   extremum,        ///< to the first extremum of each line
-  extremum_all     ///< split evenly among the elements equal to the extremum (one line)
+  extremum_all,    ///< split evenly among the elements equal to the extremum (one line)
+  sequence_mask,   ///< the gradient within the valid length, 0 beyond
+  sum_repeats,     ///< repeat_interleave's: the n repeats summed back
+  index_add        ///< index_select's: each selected index adds its entries of g
 };
 
 /// @brief The node of an operation on lines `[outer, n, inner]` of its
@@ -110,21 +113,23 @@ class line_node final : public autograd::node {
     T const* extremum = nullptr;  ///< the extremum of each line (extremum)
     T extremum_all{};             ///< the extremum (extremum_all)
     std::shared_ptr<void const> lens_keep;
-    std::int64_t const* lens = nullptr;  ///< valid lengths (masked_softmax)
-    index_t repeat = 1;                  ///< lines per valid length (masked_softmax)
+    std::int64_t const* lens = nullptr;  ///< valid lengths, or index_select's indices
+    index_t repeat = 1;                  ///< lines per valid length
+    index_t count = 0;                   ///< index_select's number of indices
   };
 
-  /// The node named @p name of @p rule over lines @p s of the input @p source.
-  line_node(std::string_view name, line_rule rule, std::shared_ptr<autograd::tensor_state> source, split_extents s,
-            saved keep)
-      : node(name), rule_(rule), s_(s), saved_(std::move(keep)) {
+  /// The node named @p name of @p rule over lines @p s of the input
+  /// @p source, of @p size elements.
+  line_node(std::string_view name, line_rule rule, std::shared_ptr<autograd::tensor_state> source, index_t size,
+            split_extents s, saved keep)
+      : node(name), rule_(rule), size_(size), s_(s), saved_(std::move(keep)) {
     inputs.push_back(std::move(source));
   }
 
   /// Computes the input's gradient and adds it.
   void backward(autograd::tensor_state const& out) override {
     T const* const g = static_cast<T const*>(out.grad_data);
-    index_t const n = s_.outer * s_.n * s_.inner;
+    index_t const n = size_;
     auto dx = std::make_shared<typename Backend::template storage<T>>(n);
     T* const d = dx->data();
     T const* const y = saved_.data;
@@ -153,12 +158,21 @@ class line_node final : public autograd::node {
       case line_rule::extremum_all:
         backend_extremum_all_backward(Backend{}, y, n, saved_.extremum_all, read_element(Backend{}, g), d);
         break;
+      case line_rule::sequence_mask:
+        backend_sequence_mask(Backend{}, g, d, s_.outer, s_.n, s_.inner, saved_.lens, saved_.repeat, T(0));
+        break;
+      case line_rule::sum_repeats: backend_sum(Backend{}, g, d, s_.outer, s_.n, s_.inner); break;
+      case line_rule::index_add:
+        backend_fill(Backend{}, d, n, T(0));
+        backend_index_add(Backend{}, d, g, s_.outer, s_.n, s_.inner, saved_.lens, saved_.count);
+        break;
     }
     autograd::add_gradient<Backend, T>(*inputs.front(), static_cast<T const*>(d), n);
   }
 
  private:
   line_rule rule_;
+  index_t size_;
   split_extents s_;
   saved saved_;
 };
@@ -169,7 +183,18 @@ template <class Out, class In>
 void record_lines(std::string_view name, Out& out, In const& in, line_rule rule, split_extents s,
                   typename line_node<typename In::backend, typename In::value_type>::saved keep) {
   using node_t = line_node<typename In::backend, typename In::value_type>;
-  out.attach_grad_fn(std::make_shared<node_t>(name, rule, in.grad_state(), s, std::move(keep)));
+  out.attach_grad_fn(std::make_shared<node_t>(name, rule, in.grad_state(), in.size(), s, std::move(keep)));
+}
+
+/// @p t's elements as 64-bit integers (t itself when they are): what the
+/// rules read lengths and indices as.
+template <class X>
+auto as_int64(X const& t) {
+  if constexpr (std::is_same_v<typename X::value_type, std::int64_t>) {
+    return t;
+  } else {
+    return eval(cast<std::int64_t>(t));
+  }
 }
 
 template <class D>

@@ -19,6 +19,7 @@
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/core/tensor.hpp>
+#include <dimtensor/ops/reduce.hpp>
 
 namespace dimtensor {
 
@@ -97,18 +98,13 @@ auto repeat_interleave(X const& x, index_t repeats) {
     }
     if constexpr (std::is_floating_point_v<typename X::value_type>) {
       if (autograd::should_record(t)) {
-        using in_t = std::remove_const_t<decltype(t)>;
-        autograd::record("repeat_interleave", out, [t, repeats](out_t const& g) {
-          // g is [outer·extent(D), repeats, inner] row-major: the repeats sum back.
-          in_t dx(uninitialized, t.extents());
-          auto const gc = g.contiguous();
-          index_t rows = 1;
-          index_t inner = 1;
-          for (std::size_t k = 0; k <= pos; ++k) rows *= t.extents()[k];
-          for (std::size_t k = pos + 1; k < r; ++k) inner *= t.extents()[k];
-          backend_sum(typename X::backend{}, gc.data(), dx.data(), rows, repeats, inner);
-          autograd::propagate(t, dx);
-        }, t);
+        // g is [outer·extent(D), repeats, inner] row-major: the repeats sum back.
+        index_t rows = 1;
+        index_t inner = 1;
+        for (std::size_t k = 0; k <= pos; ++k) rows *= t.extents()[k];
+        for (std::size_t k = pos + 1; k < r; ++k) inner *= t.extents()[k];
+        detail::record_lines("repeat_interleave", out, t, detail::line_rule::sum_repeats,
+                             detail::split_extents{rows, repeats, inner}, {});
       }
     }
     return out;

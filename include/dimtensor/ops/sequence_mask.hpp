@@ -196,14 +196,13 @@ auto sequence_mask(E const& x, L const& valid_len, V value = V(0)) {
                           static_cast<T>(value));
     if constexpr (std::is_floating_point_v<T>) {
       if (autograd::should_record(in)) {
-        autograd::record("sequence_mask", out, [in, lens, s, repeat](out_t const& g) {
-          // The kept elements pass the gradient through; the replaced ones get 0.
-          auto const gc = g.contiguous();
-          out_t dx(uninitialized, in.extents());
-          backend_sequence_mask(typename E::backend{}, gc.data(), dx.data(), s.outer, s.n, s.inner, lens.data(), repeat,
-                                T(0));
-          autograd::propagate(in, dx);
-        }, in);
+        // The kept elements pass the gradient through; the replaced ones get 0.
+        typename detail::line_node<typename E::backend, T>::saved keep;
+        auto const wide = detail::as_int64(lens);
+        keep.lens_keep = wide.storage();
+        keep.lens = wide.data();
+        keep.repeat = repeat;
+        detail::record_lines("sequence_mask", out, in, detail::line_rule::sequence_mask, s, std::move(keep));
       }
     }
     return out;

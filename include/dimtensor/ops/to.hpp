@@ -8,9 +8,9 @@
 /// Backend (x itself when it is already there).  The move is differentiable:
 /// the gradient moves back.
 
+#include <memory>
 #include <type_traits>
 #include <utility>
-#include <memory>
 
 #include <dimtensor/autograd/propagate.hpp>
 #include <dimtensor/core/concepts.hpp>
@@ -37,6 +37,25 @@ void copy_between(T* dst, T const* src, index_t n) {
 /// The tensor of x's dims and element type on backend B.
 template <class B, class X>
 using moved_t = tensor_with_dims<B, typename X::value_type, typename X::specs>;
+
+/// The node of a copy from backend From to To: the gradient is copied back.
+template <class To, class From, class T>
+class transfer_node final : public autograd::node {
+ public:
+  /// The copy of @p source, of @p n elements.
+  transfer_node(std::shared_ptr<autograd::tensor_state> source, index_t n) : node("to"), n_(n) {
+    inputs.push_back(std::move(source));
+  }
+  /// Copies the gradient back and adds it to the source's.
+  void backward(autograd::tensor_state const& out) override {
+    auto dx = std::make_shared<typename From::template storage<T>>(n_);
+    copy_between<From, To>(dx->data(), static_cast<T const*>(out.grad_data), n_);
+    autograd::add_gradient<From, T>(*inputs.front(), static_cast<T const*>(dx->data()), n_);
+  }
+
+ private:
+  index_t n_;
+};
 
 }  // namespace detail
 
@@ -74,7 +93,8 @@ detail::moved_t<To, X> to(X const& x) {
     detail::copy_between<To, from>(out.data(), static_cast<typename X::value_type const*>(src.data()), src.size());
     if constexpr (std::is_floating_point_v<typename X::value_type>) {
       if (autograd::should_record(src)) {
-        autograd::record("to", out, [src](out_t const& g) { autograd::accumulate(src, to<from>(g)); }, src);
+        using node_t = detail::transfer_node<To, from, typename X::value_type>;
+        out.attach_grad_fn(std::make_shared<node_t>(src.grad_state(), src.size()));
       }
     }
     return out;
