@@ -140,28 +140,28 @@ struct pow_exponent {
 /// through the leaf's conversion); `no_rule` is a function without a
 /// gradient.
 enum class op_code : std::uint8_t {
-  leaf,
-  plus,
-  minus,
-  multiplies,
-  divides,
-  negate,
-  log,
-  exp,
-  tanh,
-  sigmoid,
-  sqrt,
-  sin,
-  cos,
-  abs,
-  relu,
-  square,
-  pow,
-  maximum,
-  minimum,
-  select,
-  identity,
-  no_rule
+  leaf,        ///< a leaf (tensor or scalar), no function
+  plus,        ///< a + b
+  minus,       ///< a - b
+  multiplies,  ///< a b
+  divides,     ///< a / b
+  negate,      ///< -a
+  log,         ///< log a
+  exp,         ///< e^a
+  tanh,        ///< tanh a
+  sigmoid,     ///< sigmoid a
+  sqrt,        ///< sqrt a
+  sin,         ///< sin a
+  cos,         ///< cos a
+  abs,         ///< |a|
+  relu,        ///< max(a, 0)
+  square,      ///< a²
+  pow,         ///< a^b
+  maximum,     ///< max(a, b)
+  minimum,     ///< min(a, b)
+  select,      ///< c ? a : b
+  identity,    ///< a cast to the result's element type
+  no_rule      ///< a function without a gradient
 };
 
 /// The code of a function object (`no_rule` for those without a gradient).
