@@ -313,11 +313,13 @@ void add_gradient(tensor_state& s, T const* v, index_t n) {
   }
 }
 
-/// @brief Adds the dense gradient @p g of padded extents @p ext into the
-/// gradient of @p s, summed over the positions @p broadcast (each run of
-/// consecutive positions in one pass).
+/// @brief Sums the dense buffer @p g of padded extents @p ext over the
+/// positions @p broadcast (each run of consecutive positions in one pass)
+/// and sets their extents to 1; returns the sum's storage (null when there
+/// was nothing to sum) and its first element (@p g then).
 template <class B, class T>
-void accumulate_gradient(tensor_state& s, T const* g, padded_extents ext, broadcast_mask const& broadcast) {
+std::pair<std::shared_ptr<detail::storage_of<B, T>>, T const*> sum_broadcast(T const* g, padded_extents& ext,
+                                                                              broadcast_mask const& broadcast) {
   using storage_t = detail::storage_of<B, T>;
   std::shared_ptr<storage_t> current;
   T const* in = g;
@@ -339,7 +341,15 @@ void accumulate_gradient(tensor_state& s, T const* g, padded_extents ext, broadc
     in = current->data();
     p = q;
   }
-  add_gradient<B, T>(s, in, dimtensor::detail::element_count(ext));
+  return {std::move(current), in};
+}
+
+/// @brief Adds the dense gradient @p g of padded extents @p ext into the
+/// gradient of @p s, summed over the positions @p broadcast.
+template <class B, class T>
+void accumulate_gradient(tensor_state& s, T const* g, padded_extents ext, broadcast_mask const& broadcast) {
+  auto const summed = sum_broadcast<B, T>(g, ext, broadcast);
+  add_gradient<B, T>(s, summed.second, dimtensor::detail::element_count(ext));
 }
 
 /// @brief One leaf of a program: a tensor (of the result's element type or

@@ -154,32 +154,14 @@ void accumulate(X const& x, G const& g) {
     detail::check_gradient_fits(x, g.extents());
     detail::accumulate_evaluator(x, g.template evaluator<rx>(x.extents()));
   } else {
+    static_assert(rg <= max_program_rank, "dimtensor: gradients of rank above 8 are not supported");
     auto const dense = tensor_for<G>(g).contiguous();
-    std::array<index_t, rg> ext = dense.extents();
-    using storage_t = typename B::template storage<T>;
-    std::shared_ptr<storage_t> current;
-    T const* in = dense.data();
-    // Sum each run of consecutive broadcast positions in one pass.
-    for (std::size_t p = 0; p < rg;) {
-      if (!positions[p]) {
-        ++p;
-        continue;
-      }
-      std::size_t q = p;
-      index_t outer = 1, n = 1, inner = 1;
-      while (q < rg && positions[q]) n *= ext[q++];
-      for (std::size_t d = 0; d < p; ++d) outer *= ext[d];
-      for (std::size_t d = q; d < rg; ++d) inner *= ext[d];
-      auto next = std::make_shared<storage_t>(outer * inner);
-      backend_sum(B{}, in, next->data(), outer, n, inner);
-      for (std::size_t d = p; d < q; ++d) ext[d] = 1;
-      current = std::move(next);
-      in = current->data();
-      p = q;
-    }
+    padded_extents ext = detail::padded(dense.extents(), index_t{1});
+    auto const summed = sum_broadcast<B, T>(dense.data(), ext, detail::padded(positions, false));
+    T const* const in = summed.second;
     // The reduced gradient, without the leading positions x lacks.
     std::array<index_t, rx> tail{};
-    for (std::size_t i = 0; i < rx; ++i) tail[i] = ext[i + rg - rx];
+    for (std::size_t i = 0; i < rx; ++i) tail[i] = ext[i + max_program_rank - rx];
     detail::check_gradient_fits(x, tail);
     auto const strides = dimtensor::detail::row_major_strides(tail);
     detail::accumulate_evaluator(x, dimtensor::detail::bind_strided<T, rx, rx>(in, tail, strides, x.extents()));
