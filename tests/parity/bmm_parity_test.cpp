@@ -38,7 +38,13 @@ using out_t = dt::tensor<T, Batch, Queries, ValueFeat>;
 
 template <class Tensor>
 Tensor load(std::string const& name) {
-  return dt::load_npy<Tensor>(std::string(DIMTENSOR_PARITY_DATA_DIR) + "/" + name + ".npy");
+  // Appended in place: GCC 12 at -O3 reports false -Warray-bounds and
+  // -Wstringop-overflow inside libstdc++ for the operator+ chain here.
+  std::string path = DIMTENSOR_PARITY_DATA_DIR;
+  path += '/';
+  path += name;
+  path += ".npy";
+  return dt::load_npy<Tensor>(path);
 }
 
 template <class Got, class Want>
