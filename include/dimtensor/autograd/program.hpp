@@ -313,6 +313,20 @@ void add_gradient(tensor_state& s, T const* v, index_t n) {
   }
 }
 
+/// @brief Adds the fresh buffer @p buffer of @p n elements, which nothing
+/// else reads, into the gradient of @p s: when there is none, the buffer
+/// becomes the gradient (no copy).
+template <class B, class T>
+void add_gradient(tensor_state& s, std::shared_ptr<detail::storage_of<B, T>> buffer, index_t n) {
+  if (!s.grad) {
+    s.grad_data = buffer->data();
+    s.grad_type = &type_tag<detail::storage_of<B, T>>;
+    s.grad = std::move(buffer);
+  } else {
+    add_gradient<B, T>(s, static_cast<T const*>(buffer->data()), n);
+  }
+}
+
 /// @brief Sums the dense buffer @p g of padded extents @p ext over the
 /// positions @p broadcast (each run of consecutive positions in one pass)
 /// and sets their extents to 1; returns the sum's storage (null when there
@@ -348,8 +362,13 @@ std::pair<std::shared_ptr<detail::storage_of<B, T>>, T const*> sum_broadcast(T c
 /// gradient of @p s, summed over the positions @p broadcast.
 template <class B, class T>
 void accumulate_gradient(tensor_state& s, T const* g, padded_extents ext, broadcast_mask const& broadcast) {
-  auto const summed = sum_broadcast<B, T>(g, ext, broadcast);
-  add_gradient<B, T>(s, summed.second, dimtensor::detail::element_count(ext));
+  auto summed = sum_broadcast<B, T>(g, ext, broadcast);
+  index_t const n = dimtensor::detail::element_count(ext);
+  if (summed.first) {
+    add_gradient<B, T>(s, std::move(summed.first), n);  // a fresh sum: it becomes the gradient
+  } else {
+    add_gradient<B, T>(s, summed.second, n);  // g may be read again: copied
+  }
 }
 
 /// @brief One leaf of a program: a tensor (of the result's element type or
@@ -584,7 +603,7 @@ class view_node final : public node {
     auto dx = std::make_shared<detail::storage_of<B, T>>(size_);
     if (n < size_) backend_fill(B{}, dx->data(), size_, T(0));
     backend_strided_copy(B{}, dx->data() + offset_, strides_, g, dense, ext_);
-    add_gradient<B, T>(*inputs.front(), static_cast<T const*>(dx->data()), size_);
+    add_gradient<B, T>(*inputs.front(), std::move(dx), size_);
   }
 
  private:

@@ -206,7 +206,7 @@ class cross_entropy_node final : public autograd::node {
     saved const& k = saved_;
     backend_cross_entropy_backward(B{}, k.in, k.labels, k.shift, k.logs, static_cast<T const*>(out.grad_data), k.g_step,
                                    k.scale, grad->data(), k.s.outer, k.s.n, k.s.inner);
-    autograd::add_gradient<B, T>(*inputs.front(), static_cast<T const*>(grad->data()), size_);
+    autograd::add_gradient<B, T>(*inputs.front(), std::move(grad), size_);
   }
 
  private:

@@ -57,7 +57,7 @@ class concat_node final : public autograd::node {
       if (!p.state) continue;
       auto dx = std::make_shared<typename B::template storage<T>>(p.size);
       backend_strided_copy(B{}, dx->data(), row_major_strides(p.ext), g + p.offset, gstr, p.ext);
-      autograd::add_gradient<B, T>(*p.state, static_cast<T const*>(dx->data()), p.size);
+      autograd::add_gradient<B, T>(*p.state, std::move(dx), p.size);
     }
   }
 

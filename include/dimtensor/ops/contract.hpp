@@ -350,7 +350,7 @@ class contract_node final : public autograd::node {
         batched_product<Backend>(g, r_, r_batch_, r_free_a_, r_free_b_, b_.data, b_.layout, b_.batch, b_.free, b_.d,
                                  da->data(), la, a_.batch, a_.free, a_.d);
       }
-      autograd::add_gradient<Backend, T>(*a_.state, static_cast<T const*>(da->data()), n);
+      autograd::add_gradient<Backend, T>(*a_.state, std::move(da), n);
     }
     if (b_.state) {
       // Σ over a's free dims of a · g.
@@ -361,7 +361,7 @@ class contract_node final : public autograd::node {
         batched_product<Backend>(a_.data, a_.layout, a_.batch, a_.d, a_.free, g, r_, r_batch_, r_free_a_, r_free_b_,
                                  db->data(), lb, b_.batch, b_.d, b_.free);
       }
-      autograd::add_gradient<Backend, T>(*b_.state, static_cast<T const*>(db->data()), n);
+      autograd::add_gradient<Backend, T>(*b_.state, std::move(db), n);
     }
   }
 

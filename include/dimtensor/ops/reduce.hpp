@@ -167,7 +167,7 @@ class line_node final : public autograd::node {
         backend_index_add(Backend{}, d, g, s_.outer, s_.n, s_.inner, saved_.lens, saved_.count);
         break;
     }
-    autograd::add_gradient<Backend, T>(*inputs.front(), static_cast<T const*>(d), n);
+    autograd::add_gradient<Backend, T>(*inputs.front(), std::move(dx), n);
   }
 
  private:

@@ -50,7 +50,7 @@ class transfer_node final : public autograd::node {
   void backward(autograd::tensor_state const& out) override {
     auto dx = std::make_shared<typename From::template storage<T>>(n_);
     copy_between<From, To>(dx->data(), static_cast<T const*>(out.grad_data), n_);
-    autograd::add_gradient<From, T>(*inputs.front(), static_cast<T const*>(dx->data()), n_);
+    autograd::add_gradient<From, T>(*inputs.front(), std::move(dx), n_);
   }
 
  private:
