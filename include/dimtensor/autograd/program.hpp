@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -36,6 +37,14 @@ namespace dimtensor::autograd {
 
 /// The highest rank of an elementwise result whose evaluation is recorded.
 inline constexpr std::size_t max_program_rank = 8;
+/// Throws `value_error`: recording @p what of rank @p rank, above
+/// max_program_rank, is not supported (evaluating it without gradients is).
+[[noreturn]] inline void throw_rank_not_recorded(std::string_view what, std::size_t rank) {
+  throw value_error("backward: gradients through " + std::string(what) + " of rank " + std::to_string(rank) +
+                    " are not supported (at most " + std::to_string(max_program_rank) +
+                    " dims; the same without gradients works)");
+}
+
 /// Extents or strides padded to `max_program_rank` (leading extents 1).
 using padded_extents = std::array<index_t, max_program_rank>;
 /// Per padded position, whether a leaf was broadcast over it.

@@ -78,11 +78,13 @@ void record(std::string_view name, Out& result, Rule rule, X const&... operands)
 template <class Out, class In>
 void record_view(std::string_view name, Out& out, In const& in, std::array<index_t, Out::rank> const& strides,
                  index_t offset = 0) {
-  static_assert(Out::rank <= max_program_rank && In::rank <= max_program_rank,
-                "dimtensor: gradients through views of rank above 8 are not supported");
-  out.attach_grad_fn(std::make_shared<view_node<typename Out::backend, typename Out::value_type>>(
-      name, in.grad_state(), in.size(), detail::padded(out.extents(), index_t{1}), detail::padded(strides, index_t{0}),
-      offset));
+  if constexpr (Out::rank > max_program_rank) {
+    throw_rank_not_recorded("a view", Out::rank);
+  } else {
+    out.attach_grad_fn(std::make_shared<view_node<typename Out::backend, typename Out::value_type>>(
+        name, in.grad_state(), in.size(), detail::padded(out.extents(), index_t{1}),
+        detail::padded(strides, index_t{0}), offset));
+  }
 }
 
 namespace detail {
@@ -153,8 +155,9 @@ void accumulate(X const& x, G const& g) {
   if constexpr (!detail::any_of(positions)) {
     detail::check_gradient_fits(x, g.extents());
     detail::accumulate_evaluator(x, g.template evaluator<rx>(x.extents()));
+  } else if constexpr (rg > max_program_rank) {
+    throw_rank_not_recorded("a broadcast gradient", rg);
   } else {
-    static_assert(rg <= max_program_rank, "dimtensor: gradients of rank above 8 are not supported");
     auto const dense = tensor_for<G>(g).contiguous();
     padded_extents ext = detail::padded(dense.extents(), index_t{1});
     auto const summed = sum_broadcast<B, T>(dense.data(), ext, detail::padded(positions, false));

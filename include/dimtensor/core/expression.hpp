@@ -255,10 +255,6 @@ void collect_states(std::vector<std::shared_ptr<tensor_state>>& out, X const& x)
   }
 }
 
-}  // namespace detail
-
-namespace detail {
-
 /// The positions of a gradient of dims GS that a tensor of dims XS was
 /// broadcast over: GS's leading positions XS lacks, and those where XS has
 /// the static extent 1 and GS another.
@@ -339,17 +335,19 @@ std::uint32_t flatten(program_node<B, T>& p, std::array<index_t, R> const& root,
   }
 }
 
-/// Records the evaluation of @p e (a lazy expression, or a tensor copied)
-/// into @p result as a program.
+/// Records the evaluation of the lazy expression @p e into @p result as a
+/// program.
 template <class Out, class E>
 void record_program(std::string_view name, Out& result, E const& e) {
   using B = typename Out::backend;
   using T = typename Out::value_type;
-  static_assert(Out::rank <= max_program_rank,
-                "dimtensor: gradients through elementwise expressions of rank above 8 are not supported");
-  auto n = std::make_shared<program_node<B, T>>(name, padded(result.extents(), index_t{1}));
-  (void)flatten<typename Out::specs>(*n, result.extents(), e);
-  result.attach_grad_fn(std::move(n));
+  if constexpr (Out::rank > max_program_rank) {
+    throw_rank_not_recorded("an elementwise expression", Out::rank);
+  } else {
+    auto n = std::make_shared<program_node<B, T>>(name, padded(result.extents(), index_t{1}));
+    (void)flatten<typename Out::specs>(*n, result.extents(), e);
+    result.attach_grad_fn(std::move(n));
+  }
 }
 
 /// Records the evaluation of a lazy expression @p e into @p result (called

@@ -294,20 +294,23 @@ auto concat(X0 const& x0, Xs const&... xs) {
     }
     if constexpr (std::is_floating_point_v<T>) {
       if (std::apply([](auto const&... p) { return autograd::should_record(p...); }, parts)) {
-        // Each operand's gradient is its range of g along D.
-        static_assert(out_t::rank <= autograd::max_program_rank,
-                      "dimtensor: gradients through concatenations of rank above 8 are not supported");
-        using node_t = detail::concat_node<B, T>;
-        std::vector<typename node_t::part> list;
-        auto const dense = detail::row_major_strides(ext);
-        index_t offset = 0;
-        auto add = [&](auto const& p) {
-          list.push_back({p.requires_grad() ? p.grad_state() : nullptr, autograd::detail::padded(p.extents(), index_t{1}),
-                          p.size() > 0 ? offset * dense[pos] : 0, p.size()});
-          offset += p.extents()[pos];
-        };
-        std::apply([&](auto const&... p) { (add(p), ...); }, parts);
-        out.attach_grad_fn(std::make_shared<node_t>(autograd::detail::padded(ext, index_t{1}), std::move(list)));
+        if constexpr (out_t::rank > autograd::max_program_rank) {
+          autograd::throw_rank_not_recorded("a concatenation", out_t::rank);
+        } else {
+          // Each operand's gradient is its range of g along D.
+          using node_t = detail::concat_node<B, T>;
+          std::vector<typename node_t::part> list;
+          auto const dense = detail::row_major_strides(ext);
+          index_t offset = 0;
+          auto add = [&](auto const& p) {
+            list.push_back({p.requires_grad() ? p.grad_state() : nullptr,
+                            autograd::detail::padded(p.extents(), index_t{1}), p.size() > 0 ? offset * dense[pos] : 0,
+                            p.size()});
+            offset += p.extents()[pos];
+          };
+          std::apply([&](auto const&... p) { (add(p), ...); }, parts);
+          out.attach_grad_fn(std::make_shared<node_t>(autograd::detail::padded(ext, index_t{1}), std::move(list)));
+        }
       }
     }
     return out;

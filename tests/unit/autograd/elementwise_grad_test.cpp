@@ -183,3 +183,27 @@ TEST_CASE("an evaluated expression's program reads its leaves as the forward pas
     for (dt::index_t i = 0; i < g.size(); ++i) CHECK(g.data()[i] == 2.0);
   }
 }
+
+namespace {
+DIMTENSOR_DIM(R1);
+DIMTENSOR_DIM(R2);
+DIMTENSOR_DIM(R3);
+DIMTENSOR_DIM(R4);
+DIMTENSOR_DIM(R5);
+DIMTENSOR_DIM(R6);
+DIMTENSOR_DIM(R7);
+DIMTENSOR_DIM(R8);
+DIMTENSOR_DIM(R9);
+}  // namespace
+
+TEST_CASE("an expression of rank 9 evaluates, and says so when it would need gradients", "[autograd][elementwise]") {
+  using rank9 = dt::tensor<double, R1, R2, R3, R4, R5, R6, R7, R8, R9>;
+  rank9 x(R1(1), R2(1), R3(1), R4(1), R5(1), R6(1), R7(1), R8(1), R9(3));
+  x.fill(2.0);
+  rank9 const y = x * 3.0;  // no gradient asked: fine at any rank
+  CHECK(y.data()[2] == 6.0);
+  x.requires_grad_();
+  CHECK_THROWS_WITH(rank9(x * 3.0), Catch::Contains("gradients through an elementwise expression of rank 9 are not supported"));
+  dt::autograd::no_grad const off;
+  CHECK(rank9(x * 3.0).data()[0] == 6.0);
+}
