@@ -18,9 +18,9 @@
 /// tensor reads it back as a tensor of its own type (`grad()`).
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string_view>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -167,11 +167,56 @@ class enable_grad {
 
 namespace detail {
 
+/// @brief A set of states by address: open addressing, linear probing,
+/// at most half full.  What topological_order needs and no more, so that
+/// the engine does not make every file parse `<unordered_set>`.
+class state_set {
+ public:
+  state_set() : slots_(64, nullptr) {}
+
+  /// Adds @p s (not null); whether it was absent.
+  bool insert(tensor_state* s) {
+    if (2 * (size_ + 1) > slots_.size()) grow();
+    return place(slots_, s);
+  }
+
+ private:
+  static std::size_t hash(tensor_state* s) noexcept {
+    // Fibonacci hashing of the address; the low bits are alignment.
+    return static_cast<std::size_t>((reinterpret_cast<std::uintptr_t>(s) >> 4) * 0x9e3779b97f4a7c15ULL);
+  }
+
+  bool place(std::vector<tensor_state*>& slots, tensor_state* s) {
+    std::size_t const mask = slots.size() - 1;
+    for (std::size_t i = hash(s) & mask;; i = (i + 1) & mask) {
+      if (slots[i] == s) return false;
+      if (slots[i] == nullptr) {
+        slots[i] = s;
+        ++size_;
+        return true;
+      }
+    }
+  }
+
+  void grow() {
+    std::vector<tensor_state*> bigger(2 * slots_.size(), nullptr);
+    size_ = 0;
+    for (tensor_state* s : slots_) {
+      if (s != nullptr) place(bigger, s);
+    }
+    slots_.swap(bigger);
+  }
+
+  std::vector<tensor_state*> slots_;
+  std::size_t size_ = 0;
+};
+
 /// The states reachable from @p root, each after every state it depends on
 /// (depth-first post-order).
 inline std::vector<tensor_state*> topological_order(tensor_state* root) {
   std::vector<tensor_state*> order;
-  std::unordered_set<tensor_state*> seen{root};
+  state_set seen;
+  seen.insert(root);
   std::vector<std::pair<tensor_state*, std::size_t>> stack{{root, 0}};
   while (!stack.empty()) {
     tensor_state* const s = stack.back().first;
@@ -179,7 +224,7 @@ inline std::vector<tensor_state*> topological_order(tensor_state* root) {
     if (s->grad_fn && i < s->grad_fn->inputs.size()) {
       ++stack.back().second;
       tensor_state* const next = s->grad_fn->inputs[i].get();
-      if (seen.insert(next).second) stack.emplace_back(next, 0);
+      if (seen.insert(next)) stack.emplace_back(next, 0);
     } else {
       order.push_back(s);
       stack.pop_back();

@@ -95,17 +95,10 @@ inline constexpr std::array<safetensors_dtype_info, 22> safetensors_dtypes{{
 }};
 
 /// The table entry of @p name, or nullptr for a dtype the format does not define.
-inline safetensors_dtype_info const* find_safetensors_dtype(std::string_view name) noexcept {
-  for (auto const& d : safetensors_dtypes) {
-    if (d.name == name) return &d;
-  }
-  return nullptr;
-}
+safetensors_dtype_info const* find_safetensors_dtype(std::string_view name) noexcept;
 
 /// Position of @p name in safetensors_dtypes (the reference writer's sort key).
-inline std::size_t safetensors_dtype_order(std::string_view name) noexcept {
-  return static_cast<std::size_t>(find_safetensors_dtype(name) - safetensors_dtypes.data());
-}
+std::size_t safetensors_dtype_order(std::string_view name) noexcept;
 
 /// The safetensors dtype of a dimtensor element type.
 template <class T>
@@ -136,14 +129,7 @@ template <>
 inline constexpr std::string_view safetensors_element_name_of<bool> = "bool";
 
 /// The dimtensor element type a dtype loads into without conversion ("" when none does).
-inline std::string_view safetensors_element_name(std::string_view dtype) noexcept {
-  if (dtype == "F32") return safetensors_element_name_of<float>;
-  if (dtype == "F64") return safetensors_element_name_of<double>;
-  if (dtype == "I32") return safetensors_element_name_of<std::int32_t>;
-  if (dtype == "I64") return safetensors_element_name_of<std::int64_t>;
-  if (dtype == "BOOL") return safetensors_element_name_of<bool>;
-  return {};
-}
+std::string_view safetensors_element_name(std::string_view dtype) noexcept;
 
 /// @brief An IEEE binary16 value as float, exactly (subnormals, infinities
 /// and NaN payloads included).
@@ -166,49 +152,17 @@ inline float bfloat16_to_float(std::uint16_t b) noexcept {
 }
 
 /// "[2, 3]", "[]"; messages pass @p max_shown to stay readable for absurd ranks.
-inline std::string safetensors_shape_string(std::span<index_t const> shape, std::size_t max_shown = 16) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    if (i == max_shown) {
-      s += "... " + std::to_string(shape.size() - max_shown) + " more";
-      break;
-    }
-    s += std::to_string(shape[i]);
-  }
-  return s + "]";
-}
+std::string safetensors_shape_string(std::span<index_t const> shape, std::size_t max_shown = 16);
 
 /// A key fit for a message: as is when short printable ASCII, else quoted and escaped.
-inline std::string safetensors_key_text(std::string_view key) {
-  bool const plain = !key.empty() && key.size() <= 120 && std::all_of(key.begin(), key.end(), [](char c) {
-    return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f;
-  });
-  return plain ? std::string(key) : npy_quote(key);
-}
+std::string safetensors_key_text(std::string_view key);
 
 /// Header text around an error, fit for a message: printable ASCII as is,
 /// other bytes as \xNN, between backquotes.
-inline std::string safetensors_snippet(std::string_view text) {
-  constexpr char hex[] = "0123456789abcdef";
-  std::string s = "`";
-  for (char const ch : text) {
-    auto const c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c < 0x7f) {
-      s += ch;
-    } else {
-      s += "\\x";
-      s += hex[c >> 4];
-      s += hex[c & 15];
-    }
-  }
-  return s + "`";
-}
+std::string safetensors_snippet(std::string_view text);
 
 /// "[begin, end]"
-inline std::string safetensors_offsets_string(safetensors_entry const& e) {
-  return "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "]";
-}
+std::string safetensors_offsets_string(safetensors_entry const& e);
 
 /// Whether safetensors_reader::load can load into Tensor.
 template <class Tensor>
@@ -224,11 +178,7 @@ constexpr void check_safetensors_target() {
   }
 }
 
-inline std::uint64_t read_le_u64(unsigned char const* p) noexcept {
-  std::uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
+std::uint64_t read_le_u64(unsigned char const* p) noexcept;
 
 }  // namespace detail
 
@@ -251,51 +201,13 @@ class safetensors_reader {
   /// define, have offsets outside the data section or with begin > end, or
   /// a byte size other than the product of the shape times the dtype's size;
   /// or when the entries overlap or leave bytes of the data section uncovered.
-  explicit safetensors_reader(std::filesystem::path file) : path_(std::move(file)) {
-    errno = 0;
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) detail::throw_open_error(op_open, "open", path_, errno);
-    std::error_code ec;
-    if (std::filesystem::is_directory(path_, ec)) detail::throw_open_error(op_open, "open", path_, EISDIR);
-    auto const size = std::filesystem::file_size(path_, ec);
-    if (ec) detail::throw_open_error(op_open, "read the size of", path_, ec.value());
-    file_size_ = static_cast<std::uint64_t>(size);
-
-    if (file_size_ < 8) {
-      fail("the file has " + std::to_string(file_size_) +
-           " bytes; a safetensors file starts with an 8-byte header length");
-    }
-    unsigned char len_bytes[8];
-    in.read(reinterpret_cast<char*>(len_bytes), 8);
-    if (in.gcount() != 8) fail("cannot read the 8-byte header length");
-    header_size_ = detail::read_le_u64(len_bytes);
-    if (header_size_ > safetensors_max_header_bytes) {
-      fail("the header length " + std::to_string(header_size_) + " exceeds the limit of " +
-           std::to_string(safetensors_max_header_bytes) + " bytes (is this a safetensors file?)");
-    }
-    if (header_size_ > file_size_ - 8) {
-      fail("the header length " + std::to_string(header_size_) + " is larger than the rest of the file (" +
-           std::to_string(file_size_ - 8) + " bytes after the 8-byte length)");
-    }
-    std::string header(static_cast<std::size_t>(header_size_), '\0');
-    in.read(header.data(), static_cast<std::streamsize>(header.size()));
-    if (static_cast<std::uint64_t>(in.gcount()) != header_size_) {
-      fail("cannot read the " + std::to_string(header_size_) + "-byte header");
-    }
-    parse_header(header);
-    validate_layout();
-  }
+  explicit safetensors_reader(std::filesystem::path file);
 
   /// The file, as given.
   std::filesystem::path const& path() const noexcept { return path_; }
 
   /// The tensor names, sorted, without `__metadata__`.
-  std::vector<std::string> keys() const {
-    std::vector<std::string> k;
-    k.reserve(entries_.size());
-    for (auto const& [name, e] : entries_) k.push_back(name);
-    return k;
-  }
+  std::vector<std::string> keys() const;
 
   /// Whether the file holds a tensor named @p key.
   bool contains(std::string_view key) const { return entries_.find(key) != entries_.end(); }
@@ -349,44 +261,9 @@ class safetensors_reader {
     fail(detail::safetensors_key_text(key) + ": " + what);
   }
 
-  void parse_header(std::string_view header) {
-    detail::json::value root;
-    try {
-      root = detail::json::parse(header);
-    } catch (detail::json::parse_error const& e) {
-      std::size_t const from = e.offset() > 24 ? e.offset() - 24 : 0;
-      fail("the header is not valid JSON: " + e.reason() + " at byte " + std::to_string(e.offset()) +
-           " of the header (line " + std::to_string(e.line()) + ", column " + std::to_string(e.column()) + "), near " +
-           detail::safetensors_snippet(header.substr(from, 48)));
-    }
-    if (root.type() != detail::json::kind::object) {
-      fail("the header is " + std::string(detail::json::kind_name(root.type())) +
-           "; it must be a JSON object of tensor entries");
-    }
-    for (auto const& [key, v] : root.as_object()) {
-      if (key == metadata_key) {
-        parse_metadata(v);
-      } else {
-        entries_.emplace(key, parse_entry(key, v));
-      }
-    }
-  }
+  void parse_header(std::string_view header);
 
-  void parse_metadata(detail::json::value const& v) {
-    using detail::json::kind;
-    if (v.is_null()) return;  // the reference implementation reads null as no metadata
-    if (v.type() != kind::object) {
-      fail("\"__metadata__\" is " + std::string(detail::json::kind_name(v.type())) +
-           "; it must be an object of strings");
-    }
-    for (auto const& [k, s] : v.as_object()) {
-      if (s.type() != kind::string) {
-        fail("\"__metadata__\" maps " + detail::npy_quote(k) + " to " + std::string(detail::json::kind_name(s.type())) +
-             "; its values must be strings");
-      }
-      metadata_.emplace(k, s.as_string());
-    }
-  }
+  void parse_metadata(detail::json::value const& v);
 
   // A non-negative integer that fits T, or an error naming the field.
   template <class T>
@@ -400,128 +277,14 @@ class safetensors_reader {
     return static_cast<T>(v.as_integer());
   }
 
-  safetensors_entry parse_entry(std::string_view key, detail::json::value const& v) const {
-    using detail::json::kind;
-    if (v.type() != kind::object) {
-      fail_entry(key, "the entry is " + std::string(detail::json::kind_name(v.type())) +
-                          "; it must be an object with \"dtype\", \"shape\" and \"data_offsets\"");
-    }
-    auto const field = [&](std::string_view name, kind want) -> detail::json::value const& {
-      auto const* f = v.find(name);
-      if (f == nullptr) fail_entry(key, "the entry has no \"" + std::string(name) + "\"");
-      if (f->type() != want) {
-        fail_entry(key, "\"" + std::string(name) + "\" is " + std::string(detail::json::kind_name(f->type())) +
-                            "; it must be " + std::string(detail::json::kind_name(want)));
-      }
-      return *f;
-    };
-    safetensors_entry e;
-    e.dtype = field("dtype", kind::string).as_string();
-    if (detail::find_safetensors_dtype(e.dtype) == nullptr) {
-      std::string known;
-      for (auto const& d : detail::safetensors_dtypes) known += (known.empty() ? "" : ", ") + std::string(d.name);
-      fail_entry(key, "unknown dtype " + detail::npy_quote(e.dtype) + " (the format defines " + known + ")");
-    }
-    for (auto const& x : field("shape", kind::array).as_array())
-      e.shape.push_back(parse_count<index_t>(key, "shape", x));
-    auto const& offsets = field("data_offsets", kind::array).as_array();
-    if (offsets.size() != 2) {
-      fail_entry(key, "\"data_offsets\" has " + std::to_string(offsets.size()) + " elements; it must be [begin, end]");
-    }
-    e.begin = parse_count<std::size_t>(key, "data_offsets", offsets[0]);
-    e.end = parse_count<std::size_t>(key, "data_offsets", offsets[1]);
-    // Other members are ignored, as by the reference implementation.
-    return e;
-  }
+  safetensors_entry parse_entry(std::string_view key, detail::json::value const& v) const;
 
   // The reference implementation's rules: each entry's byte size is its
   // shape's times its dtype's, and the entries, sorted by offsets, tile the
   // data section from its first byte to the end of the file.
-  void validate_layout() const {
-    std::uint64_t const data_size = file_size_ - 8 - header_size_;
-    std::vector<std::pair<std::string const*, safetensors_entry const*>> order;
-    order.reserve(entries_.size());
-    for (auto const& [k, e] : entries_) order.emplace_back(&k, &e);
-    std::stable_sort(order.begin(), order.end(), [](auto const& a, auto const& b) {
-      return std::pair(a.second->begin, a.second->end) < std::pair(b.second->begin, b.second->end);
-    });
+  void validate_layout() const;
 
-    for (auto const& [k, e] : order) {
-      std::string const offsets = "data_offsets " + detail::safetensors_offsets_string(*e);
-      if (e->begin > e->end) fail_entry(*k, offsets + ": begin > end");
-      if (e->end > data_size) {
-        fail_entry(*k, offsets + " lie outside the data section, which has " + std::to_string(data_size) +
-                           " bytes (the file has " + std::to_string(file_size_) + ", the header " +
-                           std::to_string(header_size_) + ")");
-      }
-      std::size_t const bits = detail::find_safetensors_dtype(e->dtype)->bits;
-      std::string const what = "dtype " + e->dtype + " and shape " + detail::safetensors_shape_string(e->shape);
-      // The product of the non-zero extents must be addressable too: a tensor
-      // computes strides from them even when another extent is 0.
-      std::uint64_t const limit = static_cast<std::uint64_t>(std::numeric_limits<index_t>::max()) / 64;
-      std::uint64_t count = 1;
-      bool empty = false;
-      for (index_t x : e->shape) {
-        auto const u = static_cast<std::uint64_t>(x);
-        if (u == 0) {
-          empty = true;
-        } else if (count > limit / u) {
-          fail_entry(*k, what + " hold more elements than memory can address");
-        } else {
-          count *= u;
-        }
-      }
-      if (empty) count = 0;
-      std::uint64_t const nbits = count * bits;
-      if (nbits % 8 != 0) fail_entry(*k, what + " do not fill a whole number of bytes");
-      if (nbits / 8 != e->end - e->begin) {
-        fail_entry(*k, what + " need " + std::to_string(nbits / 8) + " bytes but " + offsets + " hold " +
-                           std::to_string(e->end - e->begin));
-      }
-    }
-
-    std::uint64_t covered = 0;
-    std::pair<std::string const*, safetensors_entry const*> prev{nullptr, nullptr};
-    for (auto const& cur : order) {
-      auto const& [k, e] = cur;
-      if (e->begin < covered) {
-        fail_entry(*k, "data_offsets " + detail::safetensors_offsets_string(*e) + " overlap those of " +
-                           detail::safetensors_key_text(*prev.first) + " " +
-                           detail::safetensors_offsets_string(*prev.second) + " (entries must not overlap)");
-      }
-      if (e->begin > covered) {
-        fail("bytes [" + std::to_string(covered) + ", " + std::to_string(e->begin) +
-             ") of the data section belong to no tensor (a hole before " + detail::safetensors_key_text(*k) +
-             "; the entries must cover the data section exactly)");
-      }
-      covered = e->end;
-      prev = cur;
-    }
-    if (covered != data_size) {
-      fail("bytes [" + std::to_string(covered) + ", " + std::to_string(data_size) +
-           ") at the end of the data section belong to no tensor (the entries must cover the data section "
-           "exactly)");
-    }
-  }
-
-  safetensors_entry const& entry_for(std::string_view op, std::string_view key) const {
-    auto const it = entries_.find(key);
-    if (it != entries_.end()) return it->second;
-    std::string what = prefix(op) + "no tensor named " + detail::safetensors_key_text(key);
-    if (entries_.empty()) throw io_error(what + "; the file holds no tensors");
-    // The keys around where key would sort: likely the one that was meant.
-    constexpr std::ptrdiff_t shown = 5;
-    auto first = entries_.lower_bound(key);
-    for (std::ptrdiff_t i = 0; i < shown / 2 && first != entries_.begin(); ++i) --first;
-    what += "; the file holds " + std::to_string(entries_.size()) + (entries_.size() == 1 ? " tensor" : " tensors") +
-            (static_cast<std::ptrdiff_t>(entries_.size()) > shown ? ", among them " : ": ");
-    std::ptrdiff_t n = 0;
-    for (auto i = first; i != entries_.end() && n < shown; ++i, ++n) {
-      if (n) what += ", ";
-      what += detail::safetensors_key_text(i->first);
-    }
-    throw io_error(what);
-  }
+  safetensors_entry const& entry_for(std::string_view op, std::string_view key) const;
 
   template <class Tensor>
   Tensor load_impl(std::string_view key) const {
@@ -672,59 +435,11 @@ class safetensors_writer {
 
   /// @brief Adds a `__metadata__` string; `value_error` when @p key is empty,
   /// was added before, or either string is not valid UTF-8.
-  void add_metadata(std::string key, std::string value) {
-    check_key("add_metadata", key, metadata_.contains(key), false);
-    if (!detail::json::is_valid_utf8(value)) {
-      throw value_error("safetensors_writer::add_metadata: the value of " + detail::safetensors_key_text(key) +
-                        " is not valid UTF-8");
-    }
-    metadata_.emplace(std::move(key), std::move(value));
-  }
+  void add_metadata(std::string key, std::string value);
 
   /// @brief Writes the file (replacing it); `io_error` naming the file when
   /// it cannot be created or written.
-  void save(std::filesystem::path const& file) const {
-    namespace json = detail::json;
-    std::vector<std::pair<std::string const*, pending const*>> order;
-    order.reserve(tensors_.size());
-    for (auto const& [k, p] : tensors_) order.emplace_back(&k, &p);
-    std::stable_sort(order.begin(), order.end(), [](auto const& a, auto const& b) {
-      return detail::safetensors_dtype_order(a.second->dtype) > detail::safetensors_dtype_order(b.second->dtype);
-    });
-
-    json::object root;
-    if (!metadata_.empty()) {
-      json::object m;
-      for (auto const& [k, v] : metadata_) m.emplace_back(k, v);
-      root.emplace_back("__metadata__", std::move(m));
-    }
-    std::size_t offset = 0;
-    for (auto const& [k, p] : order) {
-      json::array shape(p->shape.begin(), p->shape.end());
-      json::object entry;
-      entry.emplace_back("dtype", p->dtype);
-      entry.emplace_back("shape", std::move(shape));
-      entry.emplace_back("data_offsets", json::array{offset, offset + p->bytes.size()});
-      root.emplace_back(*k, std::move(entry));
-      offset += p->bytes.size();
-    }
-    std::string header = json::dump(root);
-    header.append((8 - header.size() % 8) % 8, ' ');
-
-    char len[8];
-    for (std::size_t i = 0; i < 8; ++i) len[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
-
-    errno = 0;
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    if (!out) detail::throw_open_error(op_save, "create", file, errno);
-    out.write(len, 8);
-    out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    for (auto const& [k, p] : order) out.write(p->bytes.data(), static_cast<std::streamsize>(p->bytes.size()));
-    out.flush();
-    if (!out) detail::throw_open_error(op_save, "write", file, errno);
-    out.close();
-    if (!out) detail::throw_open_error(op_save, "write", file, errno);
-  }
+  void save(std::filesystem::path const& file) const;
 
  private:
   static constexpr std::string_view op_save = "safetensors_writer::save";
@@ -735,17 +450,7 @@ class safetensors_writer {
     std::string bytes;
   };
 
-  static void check_key(std::string_view op, std::string const& key, bool duplicate, bool tensor = true) {
-    std::string const where = "safetensors_writer::" + std::string(op) + ": ";
-    if (key.empty()) throw value_error(where + "the key is empty");
-    if (tensor && key == "__metadata__") {
-      throw value_error(where + "the key \"__metadata__\" is reserved for the metadata strings (add_metadata)");
-    }
-    if (!detail::json::is_valid_utf8(key)) {
-      throw value_error(where + "the key " + detail::safetensors_key_text(key) + " is not valid UTF-8");
-    }
-    if (duplicate) throw value_error(where + "the key " + detail::safetensors_key_text(key) + " was added before");
-  }
+  static void check_key(std::string_view op, std::string const& key, bool duplicate, bool tensor = true);
 
   std::map<std::string, pending, std::less<>> tensors_;
   std::map<std::string, std::string> metadata_;

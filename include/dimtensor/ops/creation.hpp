@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstddef>
 #include <iterator>
-#include <ranges>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -106,11 +105,25 @@ auto from_buffer(T const* data, index_t n, Named const&... extents) {
   return t;
 }
 
+namespace detail {
+
+/// What from_range reads: a range whose size std::size() gives (a std::vector,
+/// an array, a sized view…), spelled without `<ranges>`, which the umbrella
+/// would otherwise parse in every file.
+template <class R>
+concept sized_range = requires(R const& r) {
+  std::size(r);
+  std::begin(r);
+  std::end(r);
+};
+
+}  // namespace detail
+
 /// A tensor copied from a sized range (a std::vector, an array…), row-major.
-template <class T, std::ranges::sized_range R, detail::NamedExtent... Named>
+template <class T, detail::sized_range R, detail::NamedExtent... Named>
 auto from_range(R const& r, Named const&... extents) {
   auto t = empty<T>(extents...);
-  auto const n = static_cast<index_t>(std::ranges::size(r));
+  auto const n = static_cast<index_t>(std::size(r));
   if (t.size() != n) {
     throw value_error("from_range: the extents " + detail::shape_string<typename decltype(t)::specs>(t.extents()) +
                       " hold " + std::to_string(t.size()) + " elements but the range has " + std::to_string(n));

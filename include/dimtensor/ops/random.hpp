@@ -10,7 +10,9 @@
 /// and reseeded by `manual_seed`).
 ///
 /// The streams are the same on every platform and standard library: the
-/// engine is `std::mt19937_64` (whose output the standard fixes), and the
+/// engine is the 64-bit Mersenne Twister, `dimtensor::mt19937_64`, which
+/// draws exactly `std::mt19937_64`'s stream (the standard fixes it) without
+/// making every file that includes the library parse `<random>`, and the
 /// conversions to uniform reals, bounded integers and normals are written
 /// here rather than taken from `<random>`'s distributions, which differ
 /// between implementations.  The values are not PyTorch's (its CPU kernels
@@ -22,7 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <random>
+#include <array>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -33,15 +35,77 @@
 
 namespace dimtensor {
 
-/// @brief A seedable source of random numbers: `std::mt19937_64` and
-/// portable conversions of its output.
+/// @brief The 64-bit Mersenne Twister of [rand.predef]: the same stream as
+/// `std::mt19937_64` from the same seed, and a uniform random bit generator,
+/// so `<random>`'s distributions accept it.
+class mt19937_64 {
+ public:
+  /// What a draw returns.
+  using result_type = std::uint64_t;
+  /// The seed of a default-constructed engine (the standard's).
+  static constexpr result_type default_seed = 5489u;
+
+  /// An engine seeded with @p seed.
+  explicit mt19937_64(result_type seed = default_seed) noexcept { this->seed(seed); }
+
+  /// Restarts the stream from @p seed.
+  void seed(result_type seed) noexcept {
+    state_[0] = seed;
+    for (std::size_t i = 1; i < n; ++i) {
+      state_[i] = 6364136223846793005ULL * (state_[i - 1] ^ (state_[i - 1] >> 62)) + i;
+    }
+    next_ = n;
+  }
+
+  /// The smallest draw.
+  static constexpr result_type min() noexcept { return 0; }
+  /// The largest draw.
+  static constexpr result_type max() noexcept { return ~result_type{0}; }
+
+  /// The next 64 random bits.
+  result_type operator()() noexcept {
+    if (next_ == n) twist();
+    result_type y = state_[next_++];
+    y ^= (y >> 29) & 0x5555555555555555ULL;
+    y ^= (y << 17) & 0x71d67fffeda60000ULL;
+    y ^= (y << 37) & 0xfff7eee000000000ULL;
+    return y ^ (y >> 43);
+  }
+
+  /// Skips @p z draws.
+  void discard(unsigned long long z) noexcept {
+    for (; z > 0; --z) (*this)();
+  }
+
+  /// Same state: the same stream from here on.
+  friend bool operator==(mt19937_64 const&, mt19937_64 const&) = default;
+
+ private:
+  static constexpr std::size_t n = 312;
+  static constexpr std::size_t m = 156;
+
+  void twist() noexcept {
+    constexpr result_type upper = ~result_type{0} << 31;
+    for (std::size_t i = 0; i < n; ++i) {
+      result_type const y = (state_[i] & upper) | (state_[(i + 1) % n] & ~upper);
+      state_[i] = state_[(i + m) % n] ^ (y >> 1) ^ ((y & 1) != 0 ? 0xb5026f5aa96619e9ULL : 0);
+    }
+    next_ = 0;
+  }
+
+  std::array<result_type, n> state_{};
+  std::size_t next_ = n;
+};
+
+/// @brief A seedable source of random numbers: `mt19937_64` (the stream of
+/// `std::mt19937_64`) and portable conversions of its output.
 ///
 /// Copying a generator copies its state (the copy replays the same stream).
 /// A generator is not synchronized: give each thread its own.
 class generator {
  public:
   /// The underlying engine.
-  using engine_type = std::mt19937_64;
+  using engine_type = mt19937_64;
   /// The seed of a default-constructed generator (PyTorch's default seed).
   static constexpr std::uint64_t default_seed = 67280421310721ULL;
 
@@ -97,7 +161,7 @@ class generator {
     return u * m;
   }
 
-  /// The engine itself, for code that needs raw `<random>` access.
+  /// The engine itself, for code that draws with the distributions of `<random>`.
   engine_type& engine() noexcept { return engine_; }
 
  private:

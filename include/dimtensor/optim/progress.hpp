@@ -17,31 +17,48 @@
 /// rewritten at every update, ended by a newline at the last epoch (or
 /// `finish()`).  Otherwise: the same text, one line every `every` epochs
 /// and at the last.
+///
+/// The code is compiled once, in src/optim/progress.cpp (part of the
+/// `dimtensor::io` library, which `dimtensor::dimtensor` links), so that
+/// including this header costs no `<iostream>`, `<sstream>`, `<chrono>` or
+/// `<functional>`.
 
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <functional>
-#include <iomanip>
-#include <iostream>
+#include <iosfwd>
+#include <memory>
 #include <optional>
-#include <ostream>
-#include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
-
-#if defined(_WIN32)
-#include <io.h>
-#else
-#include <unistd.h>
-#endif
 
 #include <dimtensor/config.hpp>
 #include <dimtensor/core/error.hpp>
 
 namespace dimtensor::optim {
+
+/// @brief Seconds since some fixed moment, from any callable that returns a
+/// number (a lambda, a function, a `std::function<double()>`); empty by
+/// default.  Copies share the callable.
+class progress_clock {
+ public:
+  /// No clock.
+  progress_clock() = default;
+  /// Calls @p f.
+  template <class F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, progress_clock> && std::is_invocable_r_v<double, F&>)
+  progress_clock(F f)  // NOLINT: implicit, as std::function's
+      : fn_(std::make_shared<F>(std::move(f))),
+        call_([](void* p) -> double { return static_cast<double>((*static_cast<F*>(p))()); }) {}
+
+  /// Whether there is a callable.
+  explicit operator bool() const noexcept { return call_ != nullptr; }
+  /// The callable's value (there must be one).
+  double operator()() const { return call_(fn_.get()); }
+
+ private:
+  std::shared_ptr<void> fn_;
+  double (*call_)(void*) = nullptr;
+};
 
 /// How `progress` writes.
 struct progress_options {
@@ -55,40 +72,16 @@ struct progress_options {
   /// Digits after the point of the values.
   int precision = 6;
   /// Seconds since some fixed moment; unset: std::chrono::steady_clock.
-  std::function<double()> clock;
+  progress_clock clock;
 };
 
 namespace detail {
 
 /// Whether @p out writes to a terminal (std::cout or std::cerr only).
-inline bool is_terminal(std::ostream const& out) {
-#if defined(_WIN32)
-  if (&out == &std::cout) return _isatty(_fileno(stdout)) != 0;
-  if (&out == &std::cerr || &out == &std::clog) return _isatty(_fileno(stderr)) != 0;
-#else
-  if (&out == &std::cout) return ::isatty(STDOUT_FILENO) != 0;
-  if (&out == &std::cerr || &out == &std::clog) return ::isatty(STDERR_FILENO) != 0;
-#endif
-  return false;
-}
+bool is_terminal(std::ostream const& out);
 
 /// @p seconds as `4.2s`, `2m05s` or `1h02m`.
-inline std::string duration_text(double seconds) {
-  if (!(seconds >= 0) || !std::isfinite(seconds)) return "?";
-  std::ostringstream s;
-  if (seconds < 60) {
-    s << std::fixed << std::setprecision(1) << seconds << 's';
-    return s.str();
-  }
-  auto const whole = static_cast<long long>(seconds);
-  s << std::setfill('0');
-  if (whole < 3600) {
-    s << whole / 60 << 'm' << std::setw(2) << whole % 60 << 's';
-  } else {
-    s << whole / 3600 << 'h' << std::setw(2) << (whole % 3600) / 60 << 'm';
-  }
-  return s.str();
-}
+std::string duration_text(double seconds);
 
 }  // namespace detail
 
@@ -96,55 +89,19 @@ inline std::string duration_text(double seconds) {
 /// description for the two forms).
 class progress {
  public:
+  /// Progress over @p total epochs (> 0), written to std::cout.
+  explicit progress(index_t total);
   /// Progress over @p total epochs (> 0), written to @p out.
-  explicit progress(index_t total, std::ostream& out = std::cout, progress_options options = {})
-      : total_(total), out_(&out), options_(std::move(options)) {
-    if (total_ <= 0) throw value_error("progress: the number of epochs must be > 0, got " + std::to_string(total_));
-    if (options_.every <= 0) {
-      throw value_error("progress: every must be > 0, got " + std::to_string(options_.every));
-    }
-    terminal_ = options_.terminal.value_or(detail::is_terminal(out));
-    if (!options_.clock) {
-      options_.clock = [] {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-      };
-    }
-    start_ = options_.clock();
-  }
+  explicit progress(index_t total, std::ostream& out, progress_options options = {});
 
   /// Epoch @p epoch (1 … total) ended with loss @p loss.
   void update(index_t epoch, double loss) { update(epoch, {{"loss", loss}}); }
 
   /// Epoch @p epoch (1 … total) ended with the named @p values (`{{"loss", l}, {"ppl", p}}`).
-  void update(index_t epoch, std::vector<std::pair<std::string, double>> const& values) {
-    if (epoch < 1 || epoch > total_) {
-      throw value_error("progress: epoch " + std::to_string(epoch) + " is outside [1, " + std::to_string(total_) + "]");
-    }
-    std::string const text = line(epoch, values, options_.clock() - start_);
-    if (terminal_) {
-      // Pad over the longer previous line, which '\r' alone leaves visible.
-      std::size_t const width = std::max(text.size(), drawn_);
-      *out_ << '\r' << text << std::string(width - text.size(), ' ');
-      drawn_ = text.size();
-      if (epoch == total_) {
-        *out_ << '\n';
-        drawn_ = 0;
-      }
-      out_->flush();
-    } else if (epoch % options_.every == 0 || epoch == total_) {
-      *out_ << text << '\n';
-    }
-    last_ = epoch;
-  }
+  void update(index_t epoch, std::vector<std::pair<std::string, double>> const& values);
 
   /// Ends a redrawn line that the last epoch did not end (a loop stopped early).
-  void finish() {
-    if (terminal_ && drawn_ > 0) {
-      *out_ << '\n';
-      out_->flush();
-      drawn_ = 0;
-    }
-  }
+  void finish();
 
   /// Whether the line is redrawn in place.
   bool terminal() const noexcept { return terminal_; }
@@ -152,16 +109,7 @@ class progress {
   index_t last_epoch() const noexcept { return last_; }
 
   /// @brief The text of one report: `epoch 3/10  loss 0.123456  0.8s elapsed  ETA 1.9s`.
-  std::string line(index_t epoch, std::vector<std::pair<std::string, double>> const& values, double elapsed) const {
-    std::ostringstream s;
-    s << options_.unit << ' ' << epoch << '/' << total_;
-    s << std::fixed << std::setprecision(options_.precision);
-    for (auto const& [name, value] : values) s << "  " << name << ' ' << value;
-    double const remaining = elapsed / static_cast<double>(epoch) * static_cast<double>(total_ - epoch);
-    s << "  " << detail::duration_text(elapsed) << " elapsed";
-    if (epoch < total_) s << "  ETA " << detail::duration_text(remaining);
-    return s.str();
-  }
+  std::string line(index_t epoch, std::vector<std::pair<std::string, double>> const& values, double elapsed) const;
 
  private:
   index_t total_;

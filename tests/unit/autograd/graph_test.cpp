@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include <dimtensor/autograd/graph.hpp>
 #include <dimtensor/dimtensor.hpp>
@@ -87,4 +88,30 @@ TEST_CASE("graph: a running total over 200k steps is freed with it", "[autograd]
   CHECK(w.grad().data()[0] == 200'000.0);
   CHECK(w.grad().data()[1] == 200'000.0);
   CHECK(w.is_leaf());
+}
+
+TEST_CASE("graph: the visited set of the backward order keeps each state once, through growth",
+          "[autograd][graph]") {
+  std::vector<ag::tensor_state> states(5000);
+  ag::detail::state_set seen;
+  std::size_t added = 0;
+  for (auto& s : states) added += seen.insert(&s) ? 1 : 0;
+  CHECK(added == states.size());
+  std::size_t again = 0;
+  for (auto& s : states) again += seen.insert(&s) ? 1 : 0;
+  CHECK(again == 0);
+}
+
+TEST_CASE("graph: backward reaches a state shared by many paths once", "[autograd][graph]") {
+  // x feeds 300 products whose sum is the result: x's gradient is the sum
+  // of the 300 factors, each counted once.
+  auto x = dt::full<double>(3.0, Feat(1)).requires_grad_();
+  auto total = dt::zeros<double>(Feat(1));
+  double expected = 0;
+  for (int i = 1; i <= 300; ++i) {
+    total = total + x * static_cast<double>(i);
+    expected += i;
+  }
+  dt::sum(total).backward();
+  CHECK(x.grad()(Feat(0)) == expected);
 }

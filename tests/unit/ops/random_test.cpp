@@ -64,6 +64,33 @@ TEST_CASE("generator: the engine is the standard's mt19937_64 and the conversion
   CHECK(dt::generator().initial_seed() == 67280421310721ULL);
 }
 
+TEST_CASE("mt19937_64 draws std::mt19937_64's stream, reseeds, and serves <random>'s distributions",
+          "[ops][random]") {
+  // Two twists and more, from several seeds, then after reseeding.
+  for (std::uint64_t seed : {std::uint64_t{0}, std::uint64_t{5489}, std::uint64_t{42}, ~std::uint64_t{0}}) {
+    dt::mt19937_64 ours(seed);
+    std::mt19937_64 ref(seed);
+    std::size_t differing = 0;
+    for (int i = 0; i < 1000; ++i) differing += ours() != ref() ? 1 : 0;
+    CHECK(differing == 0);
+    ours.seed(seed + 1);
+    ref.seed(seed + 1);
+    ours.discard(700);
+    ref.discard(700);
+    CHECK(ours() == ref());
+  }
+  static_assert(dt::mt19937_64::min() == std::mt19937_64::min() && dt::mt19937_64::max() == std::mt19937_64::max());
+  dt::mt19937_64 a(7);
+  dt::mt19937_64 b = a;
+  CHECK(a == b);
+  (void)a();
+  CHECK_FALSE(a == b);
+  std::uniform_int_distribution<int> dice(1, 6);
+  dt::generator g(3);
+  int const roll = dice(g.engine());
+  CHECK((roll >= 1 && roll <= 6));
+}
+
 TEST_CASE("randn follows Marsaglia's polar method on the generator's doubles", "[ops][random]") {
   dt::generator g(7);
   auto const t = dt::randn<double>(g, Batch(3), Queries(5));

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <functional>
+#include <iostream>
 #include <sstream>
 #include <string>
 
@@ -88,6 +90,32 @@ TEST_CASE("progress: bad arguments", "[optim][progress]") {
   optim::progress bar(3, out);
   REQUIRE_THROWS_WITH(bar.update(4, 1.0), Catch::Contains("epoch 4") && Catch::Contains("[1, 3]"));
   REQUIRE_THROWS_WITH(bar.update(0, 1.0), Catch::Contains("epoch 0"));
+}
+
+TEST_CASE("progress_clock: empty by default; holds a lambda or a std::function; copies share it",
+          "[optim][progress]") {
+  optim::progress_clock none;
+  CHECK_FALSE(none);
+  double now = 3;
+  optim::progress_clock lambda = [&now] { return now; };
+  REQUIRE(lambda);
+  now = 4;
+  CHECK(lambda() == 4);
+  std::function<double()> const f = [] { return 7.5; };
+  optim::progress_clock wrapped = f;
+  CHECK(wrapped() == 7.5);
+  int calls = 0;
+  optim::progress_clock counting = [calls]() mutable { return static_cast<double>(++calls); };
+  optim::progress_clock copy = counting;
+  CHECK(counting() == 1);
+  CHECK(copy() == 2);
+}
+
+TEST_CASE("progress: the one-argument form writes to std::cout", "[optim][progress]") {
+  optim::progress bar(3);
+  // std::cout is no terminal under CTest; what it is elsewhere, isatty says.
+  CHECK(bar.terminal() == optim::detail::is_terminal(std::cout));
+  CHECK(bar.last_epoch() == 0);
 }
 
 }  // namespace progress_test
