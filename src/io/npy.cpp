@@ -189,8 +189,8 @@ std::string_view npy_dtype_name(std::string_view descr) {
   return {};
 }
 
-std::string npy_shape_string(std::span<index_t const> shape, std::size_t max_shown) {
-  std::string s = "(";
+std::string extent_list(std::span<index_t const> shape, std::size_t max_shown) {
+  std::string s;
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (i) s += ", ";
     if (i == max_shown) {
@@ -199,6 +199,11 @@ std::string npy_shape_string(std::span<index_t const> shape, std::size_t max_sho
     }
     s += std::to_string(shape[i]);
   }
+  return s;
+}
+
+std::string npy_shape_string(std::span<index_t const> shape, std::size_t max_shown) {
+  std::string s = "(" + extent_list(shape, max_shown);
   if (shape.size() == 1) s += ',';
   return s + ")";
 }

@@ -41,16 +41,7 @@ std::string_view safetensors_element_name(std::string_view dtype) noexcept {
 }
 
 std::string safetensors_shape_string(std::span<index_t const> shape, std::size_t max_shown) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    if (i == max_shown) {
-      s += "... " + std::to_string(shape.size() - max_shown) + " more";
-      break;
-    }
-    s += std::to_string(shape[i]);
-  }
-  return s + "]";
+  return "[" + extent_list(shape, max_shown) + "]";
 }
 
 std::string safetensors_key_text(std::string_view key) {

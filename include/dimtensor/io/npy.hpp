@@ -115,6 +115,10 @@ struct npy_dtype<bool> {
 /// The element type name for a supported descr, or "" when unsupported.
 std::string_view npy_dtype_name(std::string_view descr);
 
+/// The extents separated by ", ", the ones after the first @p max_shown
+/// replaced by "... N more"; what the shape texts of both file formats list.
+std::string extent_list(std::span<index_t const> shape, std::size_t max_shown);
+
 /// Python's spelling of a shape: `(2, 3)`, `(3,)`, `()`; error messages
 /// pass @p max_shown to stay readable for absurd ranks.
 std::string npy_shape_string(std::span<index_t const> shape,
