@@ -18,6 +18,7 @@
 #   additive_attention   tests/unit/nn/attention/additive_attention_test.cpp, -O3
 #   backend_generic_asan tests/unit/nn/backend_generic_test.cpp as CI's
 #                        sanitizer stage builds it (-O0 -g1, ASan + UBSan)
+# and, apart, the library's own sources (src/, compiled once per build).
 # Flags are those of the project's targets (OpenMP, CBLAS, cairo, Thrust, the
 # tests' warnings), written out here so that no build tree is needed. The old
 # and the new compile of a row run at the same time, one per core, so both
@@ -32,14 +33,22 @@ cxx=${CXX:-g++}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-git archive "$old_rev" include tests examples | tar -x -C "$work" --one-top-level=old
+# archive <rev> <dir>: the tree's include, tests, examples and (where it has
+# one) src folder.
+archive() {
+  local paths=(include tests examples)
+  git cat-file -e "$1:src" 2>/dev/null && paths+=(src)
+  git archive "$1" "${paths[@]}" | tar -x -C "$work" --one-top-level="$2"
+}
+archive "$old_rev" old
 if [[ -n "$new_rev" ]]; then
-  git archive "$new_rev" include tests examples | tar -x -C "$work" --one-top-level=new
+  archive "$new_rev" new
   new_label=$new_rev
 else
   mkdir -p "$work/new"
   cp -r include tests examples "$work/new/"
-  new_label="working tree ($(git rev-parse --short HEAD)$(git diff --quiet HEAD -- include tests examples || echo '+edits'))"
+  [[ -d src ]] && cp -r src "$work/new/"
+  new_label="working tree ($(git rev-parse --short HEAD)$(git diff --quiet HEAD -- include tests examples src || echo '+edits'))"
 fi
 
 # The flags of the project's targets (CMakeLists.txt, tests/CMakeLists.txt).
@@ -122,3 +131,20 @@ if [[ "${DIMTENSOR_COMPILE_TIME_QUICK:-0}" != 1 ]]; then
   row "backend_generic_test (asan)" "${asan[@]}" "${viz[@]}" "${warnings[@]}" -fno-sanitize=null \
     "-DDIMTENSOR_UNIT_DATA_DIR=\"$root/tests/unit\"" -o /dev/null -c tests/unit/nn/backend_generic_test.cpp
 fi
+
+# The compiled library (src/, less the cairo drawing), which a build compiles
+# once whatever its number of files: not part of any row above, shown so that
+# what moved out of the headers is not lost from sight.
+library_seconds() {
+  local tree=$1 total=0 one source
+  [[ -d "$work/$tree/src" ]] || { echo 0; return; }
+  while IFS= read -r source; do
+    measure "$tree" "$work/$tree.lib" -O3 -DNDEBUG "${warnings[@]}" -o /dev/null -c "$source"
+    read -r one _ <"$work/$tree.lib"
+    total=$(awk -v a="$total" -v b="$one" 'BEGIN {print a + b}')
+  done < <(cd "$work/$tree" && find src -name '*.cpp' ! -path 'src/viz/*' | sort)
+  echo "$total"
+}
+echo
+echo "compiled once per build (src/ without src/viz, -O3, summed): old $(library_seconds old) s, new $(library_seconds new) s"
+

@@ -35,6 +35,15 @@
 #define DIMTENSOR_DEFAULT_BACKEND dimtensor::cpu
 #endif
 
+#if defined(DIMTENSOR_DOXYGEN)
+/// @brief Defined before the first include of <dimtensor/dimtensor.hpp>, the
+/// file compiles the CPU backend's float and double code itself instead of
+/// calling the copies compiled into the dimtensor::runtime library
+/// (dimtensor/instances.hpp): for a file built with other code-generation
+/// flags than the library (`-march=native`), or to inline those kernels.
+#define DIMTENSOR_NO_EXTERN_INSTANCES
+#endif
+
 // Thrust's generic headers include its device system's; under a host
 // compiler that system must not be CUDA.  The Thrust backend names its
 // system in every call (thrust_backend<System>), so the C++ system here only

@@ -61,3 +61,6 @@
 #include <dimtensor/nn/loss.hpp>
 
 #include <dimtensor/optim.hpp>
+
+// Last: the CPU backend's float and double code, compiled in the library.
+#include <dimtensor/instances.hpp>

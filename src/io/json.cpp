@@ -1,5 +1,5 @@
 // The JSON reader and writer of include/dimtensor/io/detail/json.hpp,
-// compiled once into the dimtensor::io library.
+// compiled once into the dimtensor::runtime library.
 #include <dimtensor/io/detail/json.hpp>
 
 #include <algorithm>

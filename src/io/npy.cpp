@@ -1,5 +1,5 @@
 // The non-template part of include/dimtensor/io/npy.hpp: the .npy header's
-// parser and writer and the messages, compiled once into the dimtensor::io
+// parser and writer and the messages, compiled once into the dimtensor::runtime
 // library.
 #include <dimtensor/io/npy.hpp>
 

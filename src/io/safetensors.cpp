@@ -1,6 +1,6 @@
 // The non-template part of include/dimtensor/io/safetensors.hpp: the
 // header's parsing and validation, the lookups and their messages, and the
-// writer's file layout, compiled once into the dimtensor::io library.
+// writer's file layout, compiled once into the dimtensor::runtime library.
 #include <dimtensor/io/safetensors.hpp>
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // optim::progress (include/dimtensor/optim/progress.hpp), compiled once into
-// the dimtensor::io library.
+// the dimtensor::runtime library.
 #include <dimtensor/optim/progress.hpp>
 
 #include <algorithm>

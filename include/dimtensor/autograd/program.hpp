@@ -464,26 +464,10 @@ class program_node final : public node {
       : node(name), ext_(ext), size_(dimtensor::detail::element_count(ext)) {}
 
   /// Adds a leaf; returns its step.
-  std::uint32_t add_leaf(program_leaf<T> l) {
-    program_step s;
-    s.leaf = static_cast<std::uint32_t>(leaves_.size());
-    s.needs_grad = l.state != nullptr;
-    if (l.state) inputs.push_back(l.state);
-    leaves_.push_back(std::move(l));
-    steps_.push_back(s);
-    return static_cast<std::uint32_t>(steps_.size() - 1);
-  }
+  std::uint32_t add_leaf(program_leaf<T> l);
 
   /// Adds a function of earlier steps; returns its step.
-  std::uint32_t add_step(op_code op, std::uint8_t arity, std::array<std::uint32_t, 3> const& args) {
-    program_step s;
-    s.op = op;
-    s.arity = arity;
-    s.args = args;
-    for (std::uint8_t i = 0; i < arity; ++i) s.needs_grad = s.needs_grad || steps_[args[i]].needs_grad;
-    steps_.push_back(s);
-    return static_cast<std::uint32_t>(steps_.size() - 1);
-  }
+  std::uint32_t add_step(op_code op, std::uint8_t arity, std::array<std::uint32_t, 3> const& args);
 
   /// Runs the program backward from the result's gradient.
   void backward(tensor_state const& out) override {
@@ -584,6 +568,31 @@ class program_node final : public node {
   std::vector<program_leaf<T>> leaves_;
 };
 
+// Out of the class body, so not inline: the recording code of every
+// expression calls them, and where dimtensor/instances.hpp declares the
+// instance they are compiled once, in the library.
+template <class B, class T>
+std::uint32_t program_node<B, T>::add_leaf(program_leaf<T> l) {
+  program_step s;
+  s.leaf = static_cast<std::uint32_t>(leaves_.size());
+  s.needs_grad = l.state != nullptr;
+  if (l.state) inputs.push_back(l.state);
+  leaves_.push_back(std::move(l));
+  steps_.push_back(s);
+  return static_cast<std::uint32_t>(steps_.size() - 1);
+}
+
+template <class B, class T>
+std::uint32_t program_node<B, T>::add_step(op_code op, std::uint8_t arity, std::array<std::uint32_t, 3> const& args) {
+  program_step s;
+  s.op = op;
+  s.arity = arity;
+  s.args = args;
+  for (std::uint8_t i = 0; i < arity; ++i) s.needs_grad = s.needs_grad || steps_[args[i]].needs_grad;
+  steps_.push_back(s);
+  return static_cast<std::uint32_t>(steps_.size() - 1);
+}
+
 /// @brief The node of a view (transpose, permute, unsqueeze, squeeze,
 /// rename, slice, split, merge): the source's gradient is the result's,
 /// written at `offset + Σ i_k strides[k]` of a dense buffer of the source's
@@ -621,6 +630,14 @@ class view_node final : public node {
   padded_extents strides_;
   index_t offset_;
 };
+
+/// @brief The node of a view of @p source (see view_node), made once per
+/// backend and element type: what every view's recording calls.
+template <class B, class T>
+std::shared_ptr<node> make_view_node(std::string_view name, std::shared_ptr<tensor_state> source, index_t source_size,
+                                     padded_extents const& ext, padded_extents const& strides, index_t offset) {
+  return std::make_shared<view_node<B, T>>(name, std::move(source), source_size, ext, strides, offset);
+}
 
 /// @brief The node of a copy (clone, contiguous, a conversion between
 /// tensor types): the gradient, of @p n elements, goes to @p source as it is.

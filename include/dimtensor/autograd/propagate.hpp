@@ -81,7 +81,7 @@ void record_view(std::string_view name, Out& out, In const& in, std::array<index
   if constexpr (Out::rank > max_program_rank) {
     throw_rank_not_recorded("a view", Out::rank);
   } else {
-    out.attach_grad_fn(std::make_shared<view_node<typename Out::backend, typename Out::value_type>>(
+    out.attach_grad_fn(make_view_node<typename Out::backend, typename Out::value_type>(
         name, in.grad_state(), in.size(), detail::padded(out.extents(), index_t{1}),
         detail::padded(strides, index_t{0}), offset));
   }

@@ -66,16 +66,7 @@ constexpr bool is_row_major(std::array<index_t, R> const& ext, std::array<index_
 
 /// "[Batch=2, Queries=4]" from the names and extents as run-time data: the
 /// one body every dims list shares (shape_string<L> is a thin shell).
-inline std::string shape_text(std::span<std::string_view const> names, std::span<index_t const> ext) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < ext.size(); ++i) {
-    if (i) s += ", ";
-    s += names[i];
-    s += '=';
-    s += std::to_string(ext[i]);
-  }
-  return s + "]";
-}
+std::string shape_text(std::span<std::string_view const> names, std::span<index_t const> ext);
 
 /// "[Batch=2, Queries=4]"
 template <class L, std::size_t R>
@@ -85,18 +76,11 @@ std::string shape_string(std::array<index_t, R> const& ext) {
 }
 
 /// Throws shape_error: "<op>: extent mismatch for dimension <dim>: <a> vs <b>".
-[[noreturn]] inline void throw_extent_mismatch(std::string_view op, std::string_view dim, index_t a, index_t b,
-                                               std::string_view what_a = "left", std::string_view what_b = "right") {
-  throw shape_error(std::string(op) + ": extent mismatch for dimension " + std::string(dim) + ": " +
-                    std::to_string(a) + " (" + std::string(what_a) + ") vs " + std::to_string(b) + " (" +
-                    std::string(what_b) + ")");
-}
+[[noreturn]] void throw_extent_mismatch(std::string_view op, std::string_view dim, index_t a, index_t b,
+                                        std::string_view what_a = "left", std::string_view what_b = "right");
 
 /// Throws value_error: "element access: index <i> out of range for dimension <dim> of extent <n>".
-[[noreturn]] inline void throw_index_out_of_range(index_t i, std::string_view dim, index_t extent) {
-  throw value_error("element access: index " + std::to_string(i) + " out of range for dimension " + std::string(dim) +
-                    " of extent " + std::to_string(extent));
-}
+[[noreturn]] void throw_index_out_of_range(index_t i, std::string_view dim, index_t extent);
 
 /// @brief @p extent · @p factor for non-negative numbers, or `value_error`
 /// "<op>: <what()> overflows the extent (…)" when the product overflows an
@@ -131,23 +115,8 @@ index_t checked_extent_sum(std::string_view op, index_t a, index_t b, What const
 /// size would overflow, and a too small buffer would be allocated).  The
 /// non-zero extents must pass even when another is 0: the strides multiply them.
 /// The names and extents are run-time data; checked_element_count<L> is its shell.
-inline index_t checked_element_count_of(std::string_view op, std::span<std::string_view const> names,
-                                        std::span<index_t const> ext, std::size_t element_size) {
-  index_t const limit = std::numeric_limits<index_t>::max() / static_cast<index_t>(element_size);
-  index_t n = 1;
-  bool empty = false;
-  for (auto e : ext) {
-    if (e == 0) {
-      empty = true;
-    } else if (n > limit / e) {
-      throw value_error(std::string(op) + ": the extents " + shape_text(names, ext) +
-                        " hold more elements than memory can address");
-    } else {
-      n *= e;
-    }
-  }
-  return empty ? 0 : n;
-}
+index_t checked_element_count_of(std::string_view op, std::span<std::string_view const> names,
+                                 std::span<index_t const> ext, std::size_t element_size);
 
 /// checked_element_count_of with the names of L.
 template <class L, std::size_t R>
@@ -159,19 +128,8 @@ index_t checked_element_count(std::string_view op, std::array<index_t, R> const&
 /// Checks run-time extents against static ones (dynamic_extent where any
 /// extent goes), names and extents as run-time data; check_static_extents<L>
 /// is its shell.
-inline void check_static_extents_of(std::string_view op, std::span<std::string_view const> names,
-                                    std::span<index_t const> want_extents, std::span<index_t const> ext) {
-  for (std::size_t i = 0; i < ext.size(); ++i) {
-    index_t const want = want_extents[i];
-    if (ext[i] < 0) {
-      throw value_error(std::string(op) + ": negative extent " + std::to_string(ext[i]) + " for dimension " +
-                        std::string(names[i]));
-    }
-    if (want != dynamic_extent && want != ext[i]) {
-      throw_extent_mismatch(op, names[i], ext[i], want, "given", "static");
-    }
-  }
-}
+void check_static_extents_of(std::string_view op, std::span<std::string_view const> names,
+                             std::span<index_t const> want_extents, std::span<index_t const> ext);
 
 /// Checks run-time extents against L's static extents.
 template <class L, std::size_t R>

@@ -316,17 +316,23 @@ void batched_product(T const* a, run_layout const& la, run_positions const& a_ba
 /// @brief The node of a contraction: each operand's gradient is the
 /// contraction of the result's gradient with the other operand (the same
 /// GEMM path), one body per backend and element type.
+/// An operand of a contraction as run-time data: its elements (kept alive),
+/// layout, dims by role (batch, free, contracted), and its autograd state
+/// when it requires gradients.
+template <class T>
+struct contract_side {
+  std::shared_ptr<void const> keep;
+  T const* data = nullptr;
+  run_layout layout;
+  run_positions batch, free, d;
+  std::shared_ptr<autograd::tensor_state> state;
+};
+
 template <class Backend, class T>
 class contract_node final : public autograd::node {
  public:
   /// An operand: its elements (kept alive), layout, dims by role, state.
-  struct operand {
-    std::shared_ptr<void const> keep;
-    T const* data = nullptr;
-    run_layout layout;
-    run_positions batch, free, d;
-    std::shared_ptr<autograd::tensor_state> state;
-  };
+  using operand = contract_side<T>;
 
   /// The node named @p name of a result of extents @p result (dims by role:
   /// @p batch, @p free_a, @p free_b).
@@ -378,6 +384,34 @@ class contract_node final : public autograd::node {
   run_positions r_batch_, r_free_a_, r_free_b_;
 };
 
+/// @brief The run-time part of a contraction, one body per backend and
+/// element type: the batched product of @p a and @p b into @p out (layout
+/// @p lr, dims by role @p r_batch, @p r_free_a, @p r_free_b), and, when
+/// @p record, the node whose rule gives each operand that requires
+/// gradients its gradient (null otherwise).
+template <class Backend, class T>
+std::shared_ptr<autograd::node> contract_run(std::string_view name, contract_side<T> a, contract_side<T> b, T* out,
+                                             run_layout const& lr, run_positions const& r_batch,
+                                             run_positions const& r_free_a, run_positions const& r_free_b,
+                                             bool record) {
+  index_t size = 1;
+  for (std::size_t i = 0; i < lr.rank; ++i) size *= lr.ext[i];
+  if (size != 0) {
+    batched_product<Backend, T>(a.data, a.layout, a.batch, a.free, a.d, b.data, b.layout, b.batch, b.d, b.free, out, lr,
+                                r_batch, r_free_a, r_free_b);
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    if (record) {
+      run_layout dense = lr;  // the result's gradient is contiguous
+      for (std::size_t i = dense.rank; i < max_contract_rank; ++i) dense.ext[i] = 1;
+      dense.str = row_major_strides(dense.ext);
+      return std::make_shared<contract_node<Backend, T>>(name, std::move(a), std::move(b), dense, r_batch, r_free_a,
+                                                          r_free_b);
+    }
+  }
+  return nullptr;
+}
+
 /// Contracts two tensors over D (checked at compile time already): checks
 /// the shared extents at run time, then one batched matrix product.  When
 /// an operand requires gradients, records the rule: each operand's
@@ -423,25 +457,18 @@ auto contract_tensors(std::string_view name, TA const& a, TB const& b) {
   constexpr auto r_batch = positions_in<LR, typename plan::batch>::value;
   constexpr auto r_free_a = positions_in<LR, typename plan::free_a>::value;
   constexpr auto r_free_b = positions_in<LR, typename plan::free_b>::value;
-  run_layout const la(ea, a.strides());
-  run_layout const lb(eb, b.strides());
-  if (out.size() != 0) {
-    batched_product<Backend, T>(a.data(), la, a_batch, a_free, a_d, b.data(), lb, b_batch, b_d, b_free, out.data(),
-                                run_layout(ext, out.strides()), r_batch, r_free_a, r_free_b);
-  }
-  if constexpr (std::is_floating_point_v<T>) {
-    if (autograd::should_record(a, b)) {
-      using node_t = contract_node<Backend, T>;
-      auto operand = [](auto const& t, run_layout const& l, run_positions batch, run_positions free, run_positions d) {
-        typename node_t::operand o{t.storage(), t.data(), l, batch, free, d, nullptr};
-        if (t.requires_grad()) o.state = t.grad_state();
-        return o;
-      };
-      out.attach_grad_fn(std::make_shared<node_t>(name, operand(a, la, a_batch, a_free, a_d),
-                                                  operand(b, lb, b_batch, b_free, b_d),
-                                                  run_layout(ext, row_major_strides(ext)), r_batch, r_free_a, r_free_b));
+  auto side = [](auto const& t, run_positions batch, run_positions free, run_positions d) {
+    contract_side<T> o{t.storage(), t.data(), run_layout(t.extents(), t.strides()), batch, free, d, nullptr};
+    if constexpr (std::is_floating_point_v<T>) {
+      if (t.requires_grad()) o.state = t.grad_state();
     }
-  }
+    return o;
+  };
+  bool record = false;
+  if constexpr (std::is_floating_point_v<T>) record = autograd::should_record(a, b);
+  auto node = contract_run<Backend, T>(name, side(a, a_batch, a_free, a_d), side(b, b_batch, b_free, b_d), out.data(),
+                                       run_layout(ext, out.strides()), r_batch, r_free_a, r_free_b, record);
+  if (node) out.attach_grad_fn(std::move(node));
   return out;
 }
 

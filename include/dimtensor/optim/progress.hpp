@@ -19,7 +19,7 @@
 /// and at the last.
 ///
 /// The code is compiled once, in src/optim/progress.cpp (part of the
-/// `dimtensor::io` library, which `dimtensor::dimtensor` links), so that
+/// `dimtensor::runtime` library, which `dimtensor::dimtensor` links), so that
 /// including this header costs no `<iostream>`, `<sstream>`, `<chrono>` or
 /// `<functional>`.
 

@@ -3,7 +3,7 @@
 /// @brief A small strict JSON reader and writer (RFC 8259) for the headers
 /// of the file formats dimtensor reads (safetensors), so that the library
 /// needs no JSON dependency.  The reader and writer are compiled once, in
-/// src/io/json.cpp (the `dimtensor::io` library).
+/// src/io/json.cpp (the `dimtensor::runtime` library).
 ///
 /// The reader accepts exactly RFC 8259 text and nothing else: no comments,
 /// no trailing commas, no single quotes, no NaN/Infinity, no leading zeros,
