@@ -15,9 +15,11 @@
 #include <dimtensor/core/dim.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
-#include <dimtensor/core/expression.hpp>
-#include <dimtensor/core/math.hpp>
-#include <dimtensor/core/tensor.hpp>
+
+#include <dimtensor/kernel/math.hpp>
+
+#include <dimtensor/tensor/expression.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 #include <dimtensor/autograd/graph.hpp>
 #include <dimtensor/autograd/propagate.hpp>

@@ -18,8 +18,8 @@
 #include <string_view>
 #include <type_traits>
 
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/io/npy.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 #include "fuzz_support.hpp"
 

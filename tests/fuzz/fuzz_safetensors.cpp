@@ -25,8 +25,8 @@
 #include <utility>
 #include <vector>
 
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/io/safetensors.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 #include "fuzz_support.hpp"
 

@@ -21,11 +21,11 @@
 #include <type_traits>
 
 #include <dimtensor/autograd/graph.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/io/npy.hpp>
 #include <dimtensor/io/safetensors.hpp>
 #include <dimtensor/nn/parameters.hpp>
 #include <dimtensor/ops/random.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 #include "fuzz_model.hpp"
 

@@ -29,9 +29,9 @@
 #include <dimtensor/backends/backend.hpp>
 #include <dimtensor/config.hpp>
 #include <dimtensor/core/error.hpp>
-#include <dimtensor/core/evaluator.hpp>
-#include <dimtensor/core/math.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/evaluator.hpp>
+#include <dimtensor/kernel/math.hpp>
 
 namespace dimtensor::autograd {
 

@@ -14,7 +14,7 @@
 /// or extent 1 where the operand has more (it is expanded).
 ///
 /// Evaluating a lazy expression records a program instead
-/// (core/expression.hpp, autograd/program.hpp).
+/// (tensor/expression.hpp, autograd/program.hpp).
 
 #include <array>
 #include <cstddef>
@@ -33,11 +33,11 @@
 #include <dimtensor/core/broadcast.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
-#include <dimtensor/core/evaluator.hpp>
-#include <dimtensor/core/expression.hpp>
-#include <dimtensor/core/math.hpp>
 #include <dimtensor/core/shape.hpp>
-#include <dimtensor/core/tensor.hpp>
+#include <dimtensor/kernel/evaluator.hpp>
+#include <dimtensor/kernel/math.hpp>
+#include <dimtensor/tensor/expression.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
 

@@ -22,8 +22,8 @@
 
 #include <dimtensor/backends/cpu.hpp>
 #include <dimtensor/config.hpp>
-#include <dimtensor/core/evaluator.hpp>
 #include <dimtensor/kernel/blas_layout.hpp>
+#include <dimtensor/kernel/evaluator.hpp>
 
 #if defined(DIMTENSOR_DEFAULT_BACKEND)
 #include <dimtensor/backends/thrust.hpp>

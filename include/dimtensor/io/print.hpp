@@ -44,8 +44,8 @@
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/shape.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/ops/to.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
 

@@ -53,10 +53,10 @@
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/io/detail/json.hpp>
 #include <dimtensor/io/npy.hpp>
 #include <dimtensor/ops/to.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
 

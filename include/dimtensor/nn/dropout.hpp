@@ -10,10 +10,10 @@
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/random.hpp>
 #include <dimtensor/ops/to.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 #include <string>
 #include <type_traits>
 #include <utility>

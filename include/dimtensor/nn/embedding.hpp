@@ -17,10 +17,10 @@
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/ops/index_select.hpp>
 #include <dimtensor/ops/random.hpp>
 #include <dimtensor/ops/to.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
 

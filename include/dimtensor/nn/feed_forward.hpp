@@ -15,10 +15,10 @@
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/nn/linear.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/random.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor::nn {
 

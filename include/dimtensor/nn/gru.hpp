@@ -43,7 +43,6 @@
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/nn/dropout.hpp>
 #include <dimtensor/nn/linear.hpp>
 #include <dimtensor/ops/contract.hpp>
@@ -51,6 +50,7 @@
 #include <dimtensor/ops/permute.hpp>
 #include <dimtensor/ops/random.hpp>
 #include <dimtensor/ops/to.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
 

@@ -20,11 +20,11 @@
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/nn/linear.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/permute.hpp>
 #include <dimtensor/ops/reduce.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
 

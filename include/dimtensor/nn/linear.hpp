@@ -17,13 +17,13 @@
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/permute.hpp>
-#include <dimtensor/ops/rename.hpp>
 #include <dimtensor/ops/random.hpp>
+#include <dimtensor/ops/rename.hpp>
 #include <dimtensor/ops/to.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 #include <string>
 #include <string_view>
 #include <type_traits>

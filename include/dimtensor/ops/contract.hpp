@@ -42,7 +42,7 @@
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/shape.hpp>
-#include <dimtensor/core/tensor.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
 

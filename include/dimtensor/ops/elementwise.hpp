@@ -13,8 +13,8 @@
 
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
-#include <dimtensor/core/expression.hpp>
-#include <dimtensor/core/math.hpp>
+#include <dimtensor/kernel/math.hpp>
+#include <dimtensor/tensor/expression.hpp>
 
 namespace dimtensor {
 

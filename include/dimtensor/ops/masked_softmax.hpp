@@ -37,11 +37,11 @@
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/reduce.hpp>
 #include <dimtensor/ops/sequence_mask.hpp>
 #include <dimtensor/ops/softmax.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
 

@@ -30,8 +30,8 @@
 #include <vector>
 
 #include <dimtensor/core/error.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/ops/creation.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
 

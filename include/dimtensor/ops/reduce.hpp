@@ -42,8 +42,8 @@
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
 

@@ -15,7 +15,7 @@
 #include <dimtensor/core/dim.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
-#include <dimtensor/core/tensor.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
 

@@ -14,7 +14,7 @@
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
-#include <dimtensor/core/tensor.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
 

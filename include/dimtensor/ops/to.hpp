@@ -14,7 +14,7 @@
 
 #include <dimtensor/autograd/propagate.hpp>
 #include <dimtensor/core/concepts.hpp>
-#include <dimtensor/core/tensor.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
 

@@ -13,7 +13,7 @@
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
-#include <dimtensor/core/tensor.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
 

@@ -27,8 +27,8 @@
 #include <dimtensor/config.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/nn/module.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor::optim {
 

@@ -17,8 +17,8 @@
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/ops/to.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 #include <dimtensor/viz/figure.hpp>
 
 namespace dimtensor {

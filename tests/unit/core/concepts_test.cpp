@@ -5,9 +5,9 @@
 #include <cstdint>
 
 #include <dimtensor/core/concepts.hpp>
-#include <dimtensor/core/expression.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/tensor/expression.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace concepts_test {
 DIMTENSOR_DIM(Batch);

@@ -5,8 +5,8 @@
 #include <type_traits>
 
 #include <dimtensor/core/diagnostic.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace diagnostic_test {
 DIMTENSOR_DIM(Batch);

@@ -10,9 +10,9 @@
 #include <dimtensor/core/dim.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/ops/creation.hpp>
 #include <dimtensor/ops/rename.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dim_test {
 DIMTENSOR_DIM(Batch);

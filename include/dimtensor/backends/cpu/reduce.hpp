@@ -17,10 +17,10 @@
 #include <memory>
 #include <type_traits>
 
-#include <dimtensor/backends/reduce_identity.hpp>
 #include <dimtensor/backends/cpu/parallel.hpp>
 #include <dimtensor/backends/cpu/storage.hpp>
 #include <dimtensor/config.hpp>
+#include <dimtensor/kernel/reduce_identity.hpp>
 
 namespace dimtensor {
 

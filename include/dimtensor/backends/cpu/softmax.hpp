@@ -10,7 +10,7 @@
 /// the mask is applied as the elements are read.  Where the dim is the last
 /// one (inner == 1) the loops run along the row; otherwise they run over
 /// `inner`, which is contiguous, with per-position maxima and sums.  Both
-/// vectorize (float exp is core/math.hpp's branch-free one).  Threads split
+/// vectorize (float exp is kernel/math.hpp's branch-free one).  Threads split
 /// the outer rows.
 ///
 /// Valid lengths: the length of the row at (o, i) is `lengths[(o * inner + i) / repeat]`,
@@ -26,7 +26,7 @@
 #include <dimtensor/backends/cpu/reduce.hpp>
 #include <dimtensor/backends/cpu/storage.hpp>
 #include <dimtensor/config.hpp>
-#include <dimtensor/core/math.hpp>
+#include <dimtensor/kernel/math.hpp>
 
 namespace dimtensor {
 
@@ -35,7 +35,7 @@ namespace backends::cpu {
 /// @brief Calls `f(0) … f(n-1)`, as a vectorized loop when @p Vectorize.
 ///
 /// Loops over exp ask for vectorization only for float, whose exp is
-/// branch-free (core/math.hpp): exp of double is a libm call, and asking
+/// branch-free (kernel/math.hpp): exp of double is a libm call, and asking
 /// for a vectorized loop over it makes clang warn that it cannot.
 template <bool Vectorize, class F>
 inline void for_each_index(index_t n, F const& f) {

@@ -13,10 +13,10 @@
 #include <cstdint>
 #include <type_traits>
 
-#include <dimtensor/backends/reduce_identity.hpp>
 #include <dimtensor/backends/thrust/assign.hpp>
 #include <dimtensor/backends/thrust/storage.hpp>
 #include <dimtensor/config.hpp>
+#include <dimtensor/kernel/reduce_identity.hpp>
 
 #include <thrust/count.h>
 

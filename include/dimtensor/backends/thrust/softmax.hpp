@@ -20,7 +20,7 @@
 #include <dimtensor/backends/thrust/reduce.hpp>
 #include <dimtensor/backends/thrust/storage.hpp>
 #include <dimtensor/config.hpp>
-#include <dimtensor/core/math.hpp>
+#include <dimtensor/kernel/math.hpp>
 
 #include <thrust/find.h>
 #include <thrust/iterator/counting_iterator.h>

@@ -22,7 +22,6 @@
 
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/nn/attention/common.hpp>
 #include <dimtensor/nn/dropout.hpp>
 #include <dimtensor/nn/linear.hpp>
@@ -30,6 +29,7 @@
 #include <dimtensor/ops/random.hpp>
 #include <dimtensor/ops/squeeze.hpp>
 #include <dimtensor/ops/unsqueeze.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor::nn {
 

@@ -22,9 +22,9 @@
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/masked_softmax.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
 

@@ -24,12 +24,12 @@
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/nn/attention/common.hpp>
 #include <dimtensor/nn/dropout.hpp>
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/random.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor::nn {
 

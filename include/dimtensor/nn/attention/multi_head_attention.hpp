@@ -29,7 +29,6 @@
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/nn/attention/common.hpp>
 #include <dimtensor/nn/attention/dot_product_attention.hpp>
 #include <dimtensor/nn/linear.hpp>
@@ -38,6 +37,7 @@
 #include <dimtensor/ops/random.hpp>
 #include <dimtensor/ops/repeat_interleave.hpp>
 #include <dimtensor/ops/split.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor::nn {
 

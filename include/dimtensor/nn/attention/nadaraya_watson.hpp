@@ -18,12 +18,12 @@
 
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/nn/attention/common.hpp>
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/softmax.hpp>
 #include <dimtensor/ops/unsqueeze.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor::nn {
 

@@ -18,8 +18,8 @@
 #include <numeric>
 #include <vector>
 
-#include <dimtensor/core/evaluator.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/evaluator.hpp>
 
 namespace conformance {
 namespace {

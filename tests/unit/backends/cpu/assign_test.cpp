@@ -7,7 +7,7 @@
 #include <vector>
 
 #include <dimtensor/backends/cpu/assign.hpp>
-#include <dimtensor/core/evaluator.hpp>
+#include <dimtensor/kernel/evaluator.hpp>
 #include <dimtensor/ops/creation.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 

@@ -1,4 +1,4 @@
-// Tests of core/math.hpp: accuracy of the branch-free float exp/tanh/sigmoid
+// Tests of kernel/math.hpp: accuracy of the branch-free float exp/tanh/sigmoid
 // against the C library in double, and the elementwise function objects.
 //
 // Measured on this code (g++ 12, x86-64), over every float:
@@ -14,7 +14,7 @@
 #include <cstdlib>
 #include <limits>
 
-#include <dimtensor/core/math.hpp>
+#include <dimtensor/kernel/math.hpp>
 
 namespace dt = dimtensor;
 namespace m = dimtensor::math;

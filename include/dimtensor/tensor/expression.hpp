@@ -21,9 +21,9 @@
 #include <dimtensor/core/broadcast.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
-#include <dimtensor/core/evaluator.hpp>
 #include <dimtensor/core/shape.hpp>
-#include <dimtensor/core/tensor.hpp>
+#include <dimtensor/kernel/evaluator.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
 

@@ -1,4 +1,4 @@
-// Tests of core/tensor.hpp: construction, element access, handles, clone,
+// Tests of tensor/tensor.hpp: construction, element access, handles, clone,
 // assign (with aliasing and into strided views), fill, contiguous, extents.
 #include <catch2/catch.hpp>
 
@@ -8,9 +8,9 @@
 #include <type_traits>
 #include <utility>
 
-#include <dimtensor/core/tensor.hpp>
 #include <dimtensor/ops/creation.hpp>
 #include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace tensor_test {
 DIMTENSOR_DIM(Batch);

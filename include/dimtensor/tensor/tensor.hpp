@@ -25,8 +25,8 @@
 #include <dimtensor/core/dim.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
-#include <dimtensor/core/evaluator.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/evaluator.hpp>
 
 namespace dimtensor {
 
@@ -41,7 +41,7 @@ template <class B, class T, class... S>
 inline constexpr bool is_tensor_v<basic_tensor<B, T, S...>> = true;
 
 namespace autograd {
-// Defined with the lazy nodes (core/expression.hpp): only an expression that
+// Defined with the lazy nodes (tensor/expression.hpp): only an expression that
 // is not a tensor reaches them, and making one includes that header.
 template <class X>
 bool any_requires_grad(X const& x);

@@ -1,4 +1,4 @@
-// Tests of core/expression.hpp: lazy nodes, their dims and extents, handles
+// Tests of tensor/expression.hpp: lazy nodes, their dims and extents, handles
 // that keep operands alive, and evaluation by the flat and the row paths.
 #include <catch2/catch.hpp>
 
@@ -6,9 +6,9 @@
 #include <cmath>
 #include <type_traits>
 
-#include <dimtensor/core/expression.hpp>
 #include <dimtensor/ops/creation.hpp>
 #include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/tensor/expression.hpp>
 
 namespace expression_test {
 DIMTENSOR_DIM(Batch);

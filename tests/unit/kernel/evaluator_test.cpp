@@ -1,4 +1,4 @@
-// Tests of core/evaluator.hpp: how a leaf is read, flat or by rows.
+// Tests of kernel/evaluator.hpp: how a leaf is read, flat or by rows.
 #include <catch2/catch.hpp>
 
 #include <array>
@@ -6,8 +6,8 @@
 #include <tuple>
 #include <vector>
 
-#include <dimtensor/core/evaluator.hpp>
-#include <dimtensor/core/math.hpp>
+#include <dimtensor/kernel/evaluator.hpp>
+#include <dimtensor/kernel/math.hpp>
 
 namespace dt = dimtensor;
 namespace d = dimtensor::detail;
