@@ -6,7 +6,8 @@
 /// Below the typed shell, most of what a model compiles depends only on the
 /// backend and the element type: the kernels (softmax, reductions, GEMM,
 /// gathers, strided copies), the gradient buffers, the elementwise program's
-/// interpreter and the nodes of views, contractions and line operations.
+/// interpreter, the nodes of views, contractions and line operations, and
+/// the GRU's passes and back-propagation through time.
 /// Every program that uses `cpu` with float or double needs the same
 /// functions; this header declares them as explicit instantiations
 /// (`extern template`), so that a file that includes <dimtensor/dimtensor.hpp>
@@ -23,12 +24,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <utility>
 
 #include <dimtensor/autograd/program.hpp>
 #include <dimtensor/backends/cpu.hpp>
 #include <dimtensor/config.hpp>
+#include <dimtensor/nn/gru.hpp>
 #include <dimtensor/nn/loss.hpp>
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/reduce.hpp>
@@ -118,7 +121,16 @@
       std::string_view, detail::contract_side<T>, detail::contract_side<T>, T*, detail::run_layout const&,        \
       detail::run_positions const&, detail::run_positions const&, detail::run_positions const&, bool);           \
   how class detail::contract_node<cpu, T>;                                                                       \
-  how class detail::line_node<cpu, T>;
+  how class detail::line_node<cpu, T>;                                                                           \
+  how nn::detail::gru_saved<T, cpu> nn::detail::gru_layer_pass<T, cpu>(                                          \
+      nn::detail::gru_weights<T, cpu> const&, nn::detail::gru_input<T, cpu> const&,                              \
+      std::optional<nn::detail::gru_state<T, cpu>> const&, index_t);                                             \
+  how class nn::detail::gru_layer_node<T, cpu>;                                                                  \
+  how std::pair<nn::detail::gru_seq<T, cpu>, std::shared_ptr<autograd::node>> nn::detail::gru_layer_run<T, cpu>( \
+      nn::detail::gru_weights<T, cpu> const&, nn::detail::gru_input<T, cpu> const&,                              \
+      std::shared_ptr<autograd::tensor_state>, std::optional<nn::detail::gru_state<T, cpu>> const&,              \
+      std::shared_ptr<autograd::tensor_state>, index_t, bool);                                                   \
+  how class nn::detail::gru_final_node<T, cpu>;
 /// @endcond
 
 namespace dimtensor {

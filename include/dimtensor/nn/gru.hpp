@@ -22,11 +22,16 @@
 /// Training: each layer is one recorded operation whose backward rule is
 /// back-propagation through time.  The input projections of all steps are
 /// one contraction per layer (forward and backward), and so are the
-/// weights' gradients; only h·W_hhᵀ and its transpose run per step.
+/// weights' gradients; only h·W_hhᵀ and its transpose run per step.  The
+/// passes and the rule name the layer's dims with the GRU's own tags, so
+/// they are compiled once per backend and element type (for `cpu` with
+/// float and double, in the library: dimtensor/instances.hpp); the
+/// module's dims cost only a thin shell.
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,7 +42,9 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <dimtensor/autograd/graph.hpp>
+#include <dimtensor/autograd/program.hpp>
 #include <dimtensor/autograd/propagate.hpp>
+#include <dimtensor/backends/backend.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
@@ -182,38 +189,76 @@ struct gru_layer {
 
 namespace detail {
 
-/// What one GRU layer keeps of its forward pass for the backward one.
-template <class Time, class Batch, class Hidden, class D, class T, class Backend>
-struct gru_saved {
-  /// The layer's input, time-major and contiguous.
-  basic_tensor<Backend, T, Time, Batch, D> xs;
-  /// hs[0] the initial state, hs[t + 1] the state after step t.
-  basic_tensor<Backend, T, Time, Batch, Hidden> hs;
-  /// The gates r and z, the candidate n and W_hn h + b_hn of every step.
-  basic_tensor<Backend, T, Time, Batch, Hidden> r, z, n, hn;
+/// @name A layer's own dims
+/// The passes and rules of a layer name its dims with these tags whatever
+/// the user's dims, so that they are compiled once per backend and element
+/// type: the typed shell (gru_layer_forward) sees the user's tensors as
+/// these (aliases of the same elements) and back.
+/// @{
+DIMTENSOR_DIM(GruTime);
+DIMTENSOR_DIM(GruBatch);
+DIMTENSOR_DIM(GruIn);
+DIMTENSOR_DIM(GruHidden);
+/// @}
+
+/// @p t's elements seen as an Out (the same extents and strides under other
+/// dim names), outside the graph.
+template <class Out, class Src>
+Out alias_as(Src const& t) {
+  return Out(t.storage(), t.data(), t.extents(), t.strides());
+}
+
+/// One layer's parameters under the layer's own dims, outside the graph,
+/// with the states that take their gradients (null for those that need none).
+template <class T, class Backend>
+struct gru_weights {
+  basic_tensor<Backend, T, Gates, GruIn> weight_ih;
+  basic_tensor<Backend, T, Gates, GruHidden> weight_hh;
+  basic_tensor<Backend, T, Gates> bias_ih;
+  basic_tensor<Backend, T, Gates> bias_hh;
+  std::shared_ptr<autograd::tensor_state> weight_ih_state, weight_hh_state, bias_ih_state, bias_hh_state;
 };
 
-/// The forward pass of one GRU layer over a whole sequence, unrecorded.
-template <class Time, class Batch, class Hidden, class D, class T, class Backend, class X, class H>
-gru_saved<Time, Batch, Hidden, D, T, Backend> gru_layer_pass(gru_layer<D, Hidden, T, Backend> const& p, X const& x,
-                                                             std::optional<H> const& h0, index_t layer) {
-  using seq_t = basic_tensor<Backend, T, Time, Batch, Hidden>;
-  using step_t = basic_tensor<Backend, T, Batch, Hidden>;
-  using gates_t = basic_tensor<Backend, T, Time, Batch, Gates>;
-  using step_gates_t = basic_tensor<Backend, T, Batch, Gates>;
-  using input_t = basic_tensor<Backend, T, Time, Batch, D>;
+/// The layer's sequences, [GruTime, GruBatch, GruHidden].
+template <class T, class Backend>
+using gru_seq = basic_tensor<Backend, T, GruTime, GruBatch, GruHidden>;
+/// The layer's input, [GruTime, GruBatch, GruIn].
+template <class T, class Backend>
+using gru_input = basic_tensor<Backend, T, GruTime, GruBatch, GruIn>;
+/// The network's state, [Layers, GruBatch, GruHidden].
+template <class T, class Backend>
+using gru_state = basic_tensor<Backend, T, Layers, GruBatch, GruHidden>;
+
+/// What one GRU layer keeps of its forward pass for the backward one.
+template <class T, class Backend>
+struct gru_saved {
+  /// The layer's input, time-major and contiguous.
+  gru_input<T, Backend> xs;
+  /// hs[0] the initial state, hs[t + 1] the state after step t.
+  gru_seq<T, Backend> hs;
+  /// The gates r and z, the candidate n and W_hn h + b_hn of every step.
+  gru_seq<T, Backend> r, z, n, hn;
+};
+
+/// The forward pass of one GRU layer over a whole sequence, unrecorded:
+/// @p x time-major, @p h0 the network's initial state (entry @p layer).
+template <class T, class Backend>
+gru_saved<T, Backend> gru_layer_pass(gru_weights<T, Backend> const& p, gru_input<T, Backend> const& x,
+                                     std::optional<gru_state<T, Backend>> const& h0, index_t layer) {
+  using seq_t = gru_seq<T, Backend>;
+  using step_t = basic_tensor<Backend, T, GruBatch, GruHidden>;
+  using gates_t = basic_tensor<Backend, T, GruTime, GruBatch, Gates>;
+  using step_gates_t = basic_tensor<Backend, T, GruBatch, Gates>;
 
   autograd::no_grad const guard;
-  auto const tm = dimtensor::permute<Time, Batch, D>(x.detach()).contiguous();
-  gru_saved<Time, Batch, Hidden, D, T, Backend> s{input_t(tm.storage(), tm.data(), tm.extents(), tm.strides()), {}, {}, {}, {},
-                                         {}};
+  gru_saved<T, Backend> s{x.contiguous(), {}, {}, {}, {}, {}};
   index_t const steps = s.xs.extents()[0];
   index_t const batch = s.xs.extents()[1];
   index_t const hidden = p.weight_hh.extents()[1];
   index_t const bh = batch * hidden;
 
   // The input projections of every step, in one contraction.
-  gates_t const g(dimtensor::detail::contract_tensors<D>("gru", s.xs, p.weight_ih) + p.bias_ih);
+  gates_t const g(dimtensor::detail::contract_tensors<GruIn>("gru", s.xs, p.weight_ih) + p.bias_ih);
 
   typename step_t::extents_type const se{batch, hidden};
   typename step_t::extents_type const dense{hidden, 1};
@@ -228,7 +273,7 @@ gru_saved<Time, Batch, Hidden, D, T, Backend> gru_layer_pass(gru_layer<D, Hidden
   step_t h(uninitialized, se);  // the state, kept apart from hs so that no write reads its own target
   for (index_t t = 0; t < steps; ++t) {
     step_t const hp = view_of<step_t>(s.hs, t * bh, se, dense);
-    step_gates_t const gh(dimtensor::detail::contract_tensors<Hidden>("gru", hp, p.weight_hh) + p.bias_hh);
+    step_gates_t const gh(dimtensor::detail::contract_tensors<GruHidden>("gru", hp, p.weight_hh) + p.bias_hh);
     index_t const go = t * batch * 3 * hidden;
     auto const gate = [&](auto const& src, index_t offset, index_t k) {
       return view_of<step_t>(src, offset + k * hidden, se, gate_str);
@@ -247,76 +292,136 @@ gru_saved<Time, Batch, Hidden, D, T, Backend> gru_layer_pass(gru_layer<D, Hidden
   return s;
 }
 
-/// @brief Back-propagation through time for one layer: from @p g, the
-/// gradient of the layer's outputs, hands gradients to the input @p x,
-/// the parameters @p p and the initial state @p h0 (entry @p layer).
-template <class Time, class Batch, class Hidden, class D, class T, class Backend, class X, class H>
-void gru_layer_backward(basic_tensor<Backend, T, Time, Batch, Hidden> const& g,
-                        gru_saved<Time, Batch, Hidden, D, T, Backend> const& s, gru_layer<D, Hidden, T, Backend> const& p,
-                        X const& x, std::optional<H> const& h0, index_t layer) {
-  using step_t = basic_tensor<Backend, T, Batch, Hidden>;
-  using gates_t = basic_tensor<Backend, T, Time, Batch, Gates>;
-  using step_gates_t = basic_tensor<Backend, T, Batch, Gates>;
-  using rows_gates_t = basic_tensor<Backend, T, TimeBatch, Gates>;
+/// Adds the fresh contiguous tensor @p g into the gradient of @p state.
+template <class G>
+void add_tensor_gradient(autograd::tensor_state& state, G const& g) {
+  autograd::add_gradient<typename G::backend, typename G::value_type>(state, g.storage(), g.size());
+}
 
-  index_t const steps = s.r.extents()[0];
-  index_t const batch = s.r.extents()[1];
-  index_t const hidden = s.r.extents()[2];
-  index_t const bh = batch * hidden;
-  typename step_t::extents_type const se{batch, hidden};
-  typename step_t::extents_type const dense{hidden, 1};
-  typename step_t::extents_type const gate_str{3 * hidden, 1};
-  typename gates_t::extents_type const gates_ext{steps, batch, 3 * hidden};
-
-  auto const gc = g.contiguous();
-  // The gradients of the pre-activations: of x·W_ihᵀ + b_ih and of h·W_hhᵀ + b_hh.
-  gates_t dgx(uninitialized, gates_ext);
-  gates_t dgh(uninitialized, gates_ext);
-  step_t dh(se);
-  for (index_t t = steps; t-- > 0;) {
-    index_t const o = t * bh;
-    index_t const go = t * batch * 3 * hidden;
-    auto const at = [&](auto const& src) { return view_of<step_t>(src, o, se, dense); };
-    auto const gate = [&](auto const& src, index_t k) {
-      return view_of<step_t>(src, go + k * hidden, se, gate_str);
-    };
-    step_t const r = at(s.r), z = at(s.z), n = at(s.n), hn = at(s.hn);
-    step_t const hp = view_of<step_t>(s.hs, o, se, dense);
-    dh = step_t(dh + at(gc));
-    step_t dr = gate(dgx, 0), dz = gate(dgx, 1), dn = gate(dgx, 2);
-    dz.assign(dh * (hp - n) * z * (T(1) - z));
-    dn.assign(dh * (T(1) - z) * (T(1) - n * n));
-    dr.assign(dn * hn * r * (T(1) - r));
-    gate(dgh, 0).assign(dr);
-    gate(dgh, 1).assign(dz);
-    gate(dgh, 2).assign(dn * r);
-    step_gates_t const dgh_t = view_of<step_gates_t>(dgh, go, {batch, 3 * hidden}, {3 * hidden, 1});
-    dh = step_t(dh * z + dimtensor::detail::contract_tensors<Gates>("gru", dgh_t, p.weight_hh));
+/// @brief The node of one GRU layer: back-propagation through time, one
+/// body per backend and element type.  Hands gradients to the layer's
+/// time-major input, its parameters and the initial state (entry `layer`
+/// of the network's state).
+template <class T, class Backend>
+class gru_layer_node final : public autograd::node {
+ public:
+  /// The node of the pass @p s of the parameters @p p over an input whose
+  /// state is @p x_state, from the initial state @p h0 (its state @p h0_state).
+  gru_layer_node(gru_saved<T, Backend> s, gru_weights<T, Backend> p, std::shared_ptr<autograd::tensor_state> x_state,
+                 std::shared_ptr<autograd::tensor_state> h0_state, index_t h0_size, index_t layer)
+      : node("gru"), s_(std::move(s)), p_(std::move(p)), x_state_(std::move(x_state)), h0_state_(std::move(h0_state)),
+        h0_size_(h0_size), layer_(layer) {
+    for (auto const* st : {&x_state_, &p_.weight_ih_state, &p_.weight_hh_state, &p_.bias_ih_state, &p_.bias_hh_state,
+                           &h0_state_}) {
+      if (*st) inputs.push_back(*st);
+    }
   }
 
-  index_t const rows = steps * batch;
-  rows_gates_t const dgx_rows(dgx.storage(), dgx.data(), {rows, 3 * hidden}, {3 * hidden, 1});
-  rows_gates_t const dgh_rows(dgh.storage(), dgh.data(), {rows, 3 * hidden}, {3 * hidden, 1});
-  if (p.weight_ih.requires_grad()) {
-    basic_tensor<Backend, T, TimeBatch, D> const x_rows(s.xs.storage(), s.xs.data(), {rows, s.xs.extents()[2]},
-                                         {s.xs.extents()[2], 1});
-    autograd::propagate(p.weight_ih, dimtensor::detail::contract_tensors<TimeBatch>("gru", dgx_rows, x_rows));
+  /// Back-propagation through time from the outputs' gradient.
+  void backward(autograd::tensor_state const& out) override {
+    using storage_t = typename Backend::template storage<T>;
+    using step_t = basic_tensor<Backend, T, GruBatch, GruHidden>;
+    using gates_t = basic_tensor<Backend, T, GruTime, GruBatch, Gates>;
+    using step_gates_t = basic_tensor<Backend, T, GruBatch, Gates>;
+    using rows_gates_t = basic_tensor<Backend, T, TimeBatch, Gates>;
+    if (out.grad_type != &autograd::type_tag<storage_t>) {
+      throw value_error("backward: a gradient of another type than the result (a backward rule is wrong)");
+    }
+    index_t const steps = s_.r.extents()[0];
+    index_t const batch = s_.r.extents()[1];
+    index_t const hidden = s_.r.extents()[2];
+    index_t const bh = batch * hidden;
+    gru_seq<T, Backend> const gc(std::static_pointer_cast<storage_t>(out.grad), static_cast<T*>(out.grad_data),
+                                 s_.r.extents(), s_.r.strides());
+    typename step_t::extents_type const se{batch, hidden};
+    typename step_t::extents_type const dense{hidden, 1};
+    typename step_t::extents_type const gate_str{3 * hidden, 1};
+
+    // The gradients of the pre-activations: of x·W_ihᵀ + b_ih and of h·W_hhᵀ + b_hh.
+    typename gates_t::extents_type const gates_ext{steps, batch, 3 * hidden};
+    gates_t dgx(uninitialized, gates_ext);
+    gates_t dgh(uninitialized, gates_ext);
+    step_t dh(se);
+    for (index_t t = steps; t-- > 0;) {
+      index_t const o = t * bh;
+      index_t const go = t * batch * 3 * hidden;
+      auto const at = [&](auto const& src) { return view_of<step_t>(src, o, se, dense); };
+      auto const gate = [&](auto const& src, index_t k) {
+        return view_of<step_t>(src, go + k * hidden, se, gate_str);
+      };
+      step_t const r = at(s_.r), z = at(s_.z), n = at(s_.n), hn = at(s_.hn);
+      step_t const hp = view_of<step_t>(s_.hs, o, se, dense);
+      dh = step_t(dh + at(gc));
+      step_t dr = gate(dgx, 0), dz = gate(dgx, 1), dn = gate(dgx, 2);
+      dz.assign(dh * (hp - n) * z * (T(1) - z));
+      dn.assign(dh * (T(1) - z) * (T(1) - n * n));
+      dr.assign(dn * hn * r * (T(1) - r));
+      gate(dgh, 0).assign(dr);
+      gate(dgh, 1).assign(dz);
+      gate(dgh, 2).assign(dn * r);
+      step_gates_t const dgh_t = view_of<step_gates_t>(dgh, go, {batch, 3 * hidden}, {3 * hidden, 1});
+      dh = step_t(dh * z + dimtensor::detail::contract_tensors<Gates>("gru", dgh_t, p_.weight_hh));
+    }
+
+    index_t const rows = steps * batch;
+    rows_gates_t const dgx_rows(dgx.storage(), dgx.data(), {rows, 3 * hidden}, {3 * hidden, 1});
+    rows_gates_t const dgh_rows(dgh.storage(), dgh.data(), {rows, 3 * hidden}, {3 * hidden, 1});
+    if (p_.weight_ih_state) {
+      basic_tensor<Backend, T, TimeBatch, GruIn> const x_rows(s_.xs.storage(), s_.xs.data(),
+                                                             {rows, s_.xs.extents()[2]}, {s_.xs.extents()[2], 1});
+      add_tensor_gradient(*p_.weight_ih_state,
+                          dimtensor::detail::contract_tensors<TimeBatch>("gru", dgx_rows, x_rows));
+    }
+    if (p_.weight_hh_state) {
+      basic_tensor<Backend, T, TimeBatch, GruHidden> const h_rows(s_.hs.storage(), s_.hs.data(), {rows, hidden},
+                                                                 {hidden, 1});
+      add_tensor_gradient(*p_.weight_hh_state,
+                          dimtensor::detail::contract_tensors<TimeBatch>("gru", dgh_rows, h_rows));
+    }
+    // The biases' gradients: summed over Time and Batch.
+    for (auto [state, rows_g] : {std::pair{p_.bias_ih_state.get(), &dgx}, std::pair{p_.bias_hh_state.get(), &dgh}}) {
+      if (!state) continue;
+      auto db = std::make_shared<storage_t>(3 * hidden);
+      backend_sum(Backend{}, static_cast<T const*>(rows_g->data()), db->data(), index_t{1}, rows, 3 * hidden);
+      autograd::add_gradient<Backend, T>(*state, std::move(db), 3 * hidden);
+    }
+    if (x_state_) add_tensor_gradient(*x_state_, dimtensor::detail::contract_tensors<Gates>("gru", dgx, p_.weight_ih));
+    if (h0_state_) {
+      auto dh0 = std::make_shared<storage_t>(h0_size_);
+      backend_fill(Backend{}, dh0->data(), h0_size_, T(0));
+      backend_copy(Backend{}, dh0->data() + layer_ * bh, static_cast<T const*>(dh.data()), bh);
+      autograd::add_gradient<Backend, T>(*h0_state_, std::move(dh0), h0_size_);
+    }
   }
-  if (p.weight_hh.requires_grad()) {
-    basic_tensor<Backend, T, TimeBatch, Hidden> const h_rows(s.hs.storage(), s.hs.data(), {rows, hidden}, {hidden, 1});
-    autograd::propagate(p.weight_hh, dimtensor::detail::contract_tensors<TimeBatch>("gru", dgh_rows, h_rows));
+
+ private:
+  gru_saved<T, Backend> s_;
+  gru_weights<T, Backend> p_;
+  std::shared_ptr<autograd::tensor_state> x_state_, h0_state_;
+  index_t h0_size_;
+  index_t layer_;
+};
+
+/// @brief One GRU layer over the time-major input @p x (the state of its
+/// user's tensor: @p x_state), from @p h0 (the network's state, its state
+/// @p h0_state): the states after each step, [GruTime, GruBatch,
+/// GruHidden], and, when @p record, the node of the layer (null otherwise).
+/// One body per backend and element type.
+template <class T, class Backend>
+std::pair<gru_seq<T, Backend>, std::shared_ptr<autograd::node>> gru_layer_run(
+    gru_weights<T, Backend> const& p, gru_input<T, Backend> const& x, std::shared_ptr<autograd::tensor_state> x_state,
+    std::optional<gru_state<T, Backend>> const& h0, std::shared_ptr<autograd::tensor_state> h0_state, index_t layer,
+    bool record) {
+  auto saved = gru_layer_pass(p, x, h0, layer);
+  auto const& ext = saved.r.extents();
+  gru_seq<T, Backend> out(saved.hs.storage(), saved.hs.data() + ext[1] * ext[2], ext, saved.r.strides());
+  std::shared_ptr<autograd::node> node;
+  if (record) {
+    index_t const h0_size = h0 ? h0->size() : 0;
+    node = std::make_shared<gru_layer_node<T, Backend>>(std::move(saved), p, std::move(x_state), std::move(h0_state),
+                                                        h0_size, layer);
   }
-  autograd::propagate(p.bias_ih, dgx);  // summed over Time and Batch
-  autograd::propagate(p.bias_hh, dgh);
-  if (autograd::any_requires_grad(x)) {
-    auto const dx = dimtensor::detail::contract_tensors<Gates>("gru", dgx, p.weight_ih);  // [Time, Batch, D]
-    autograd::propagate(x, permute_to<dimtensor::detail::tags_of<typename X::specs>>::apply(dx));
-  }
-  if (h0 && h0->requires_grad()) {
-    H dh0(h0->extents());
-    view_of<step_t>(dh0, layer * bh, se, dense).assign(dh);
-    autograd::propagate(*h0, dh0);
-  }
+  return {std::move(out), std::move(node)};
 }
 
 /// @brief One GRU layer over a whole sequence, recorded as one operation:
@@ -324,39 +429,78 @@ void gru_layer_backward(basic_tensor<Backend, T, Time, Batch, Hidden> const& g,
 ///
 /// @p x has the dims Time, Batch and D in any order.  @p h0 is the
 /// network's initial state [Layers, Batch, Hidden] (entry @p layer is this
-/// layer's), or empty for zeros.
+/// layer's), or empty for zeros.  A thin shell: the layer runs under its
+/// own dims (gru_layer_run).
 template <class Time, class Batch, class Hidden, class D, class T, class Backend, class X, class H>
 basic_tensor<Backend, T, Time, Batch, Hidden> gru_layer_forward(gru_layer<D, Hidden, T, Backend> const& p, X const& x,
                                                                 std::optional<H> const& h0, index_t layer) {
   using seq_t = basic_tensor<Backend, T, Time, Batch, Hidden>;
-  auto saved = gru_layer_pass<Time, Batch, Hidden>(p, x, h0, layer);
-  auto const& ext = saved.r.extents();
-  seq_t out(saved.hs.storage(), saved.hs.data() + ext[1] * ext[2], ext, saved.r.strides());
+  auto const state_of = [](auto const& t) {
+    return t.requires_grad() ? t.grad_state() : std::shared_ptr<autograd::tensor_state>{};
+  };
   bool const state_needs = h0 && h0->requires_grad();
-  if (autograd::is_grad_enabled() &&
-      (autograd::any_requires_grad(x) || p.weight_ih.requires_grad() || p.weight_hh.requires_grad() ||
-       p.bias_ih.requires_grad() || p.bias_hh.requires_grad() || state_needs)) {
-    auto rule = [s = std::move(saved), p, x, h0, layer](seq_t const& g) {
-      gru_layer_backward(g, s, p, x, h0, layer);
-    };
-    auto node = autograd::make_rule_node<seq_t>("gru", out.extents(), std::move(rule));
-    autograd::detail::collect_states(node->inputs, x);
-    autograd::detail::collect_states(node->inputs, p.weight_ih);
-    autograd::detail::collect_states(node->inputs, p.weight_hh);
-    autograd::detail::collect_states(node->inputs, p.bias_ih);
-    autograd::detail::collect_states(node->inputs, p.bias_hh);
-    if (state_needs) autograd::detail::collect_states(node->inputs, *h0);
-    out.attach_grad_fn(std::move(node));
-  }
-  return out;
+  bool const record = autograd::is_grad_enabled() &&
+                      (autograd::any_requires_grad(x) || p.weight_ih.requires_grad() || p.weight_hh.requires_grad() ||
+                       p.bias_ih.requires_grad() || p.bias_hh.requires_grad() || state_needs);
+  // Time-major: a view of x (recorded when x requires gradients), whose
+  // gradient the layer's rule writes densely.
+  auto const tm = dimtensor::permute<Time, Batch, D>(x);
+  gru_weights<T, Backend> const w{alias_as<basic_tensor<Backend, T, Gates, GruIn>>(p.weight_ih),
+                                  alias_as<basic_tensor<Backend, T, Gates, GruHidden>>(p.weight_hh),
+                                  p.bias_ih.detach(),
+                                  p.bias_hh.detach(),
+                                  state_of(p.weight_ih),
+                                  state_of(p.weight_hh),
+                                  state_of(p.bias_ih),
+                                  state_of(p.bias_hh)};
+  std::optional<gru_state<T, Backend>> state;
+  if (h0) state = alias_as<gru_state<T, Backend>>(*h0);
+  auto [out, node] = gru_layer_run<T, Backend>(w, alias_as<gru_input<T, Backend>>(tm), state_of(tm), state,
+                                               state_needs ? h0->grad_state() : nullptr, layer, record);
+  seq_t result = alias_as<seq_t>(out);
+  if (node) result.attach_grad_fn(std::move(node));
+  return result;
 }
+
+/// @brief The node of a GRU's final state: entry l of its gradient goes to
+/// the last step of layer l's outputs.  One body per backend and element type.
+template <class T, class Backend>
+class gru_final_node final : public autograd::node {
+ public:
+  /// The node over the layers' outputs of states @p ys (null for those that
+  /// need no gradient), each of @p steps steps of @p bh elements.
+  gru_final_node(std::vector<std::shared_ptr<autograd::tensor_state>> ys, index_t steps, index_t bh)
+      : node("gru"), ys_(std::move(ys)), steps_(steps), bh_(bh) {
+    for (auto const& y : ys_) {
+      if (y) inputs.push_back(y);
+    }
+  }
+
+  /// Writes each layer's entry of the gradient into its last step.
+  void backward(autograd::tensor_state const& out) override {
+    using storage_t = typename Backend::template storage<T>;
+    T const* const g = static_cast<T const*>(out.grad_data);
+    index_t const n = steps_ * bh_;
+    for (std::size_t l = 0; l < ys_.size(); ++l) {
+      if (!ys_[l]) continue;
+      auto dy = std::make_shared<storage_t>(n);
+      backend_fill(Backend{}, dy->data(), n, T(0));
+      backend_copy(Backend{}, dy->data() + (steps_ - 1) * bh_, g + static_cast<index_t>(l) * bh_, bh_);
+      autograd::add_gradient<Backend, T>(*ys_[l], std::move(dy), n);
+    }
+  }
+
+ private:
+  std::vector<std::shared_ptr<autograd::tensor_state>> ys_;
+  index_t steps_;
+  index_t bh_;
+};
 
 /// @brief The last step of each layer's outputs @p ys, stacked:
 /// [Layers, Batch, Hidden], recorded (its gradient goes to each layer's last step).
 template <class Time, class Batch, class Hidden, class T, class Backend>
 basic_tensor<Backend, T, Layers, Batch, Hidden> gru_final_state(
     std::vector<basic_tensor<Backend, T, Time, Batch, Hidden>> const& ys) {
-  using seq_t = basic_tensor<Backend, T, Time, Batch, Hidden>;
   using state_t = basic_tensor<Backend, T, Layers, Batch, Hidden>;
   using step_t = basic_tensor<Backend, T, Batch, Hidden>;
   auto const& ext = ys.front().extents();
@@ -375,18 +519,10 @@ basic_tensor<Backend, T, Layers, Batch, Hidden> gru_final_state(
   bool needs = false;
   for (auto const& y : ys) needs = needs || y.requires_grad();
   if (autograd::is_grad_enabled() && needs) {
-    auto rule = [ys, steps, bh, se, dense](state_t const& g) {
-      auto const gc = g.contiguous();
-      for (std::size_t l = 0; l < ys.size(); ++l) {
-        if (!ys[l].requires_grad()) continue;
-        seq_t dy(ys[l].extents());
-        view_of<step_t>(dy, (steps - 1) * bh, se, dense).assign(view_of<step_t>(gc, static_cast<index_t>(l) * bh, se, dense));
-        autograd::propagate(ys[l], dy);
-      }
-    };
-    auto node = autograd::make_rule_node<state_t>("gru", out.extents(), std::move(rule));
-    for (auto const& y : ys) autograd::detail::collect_states(node->inputs, y);
-    out.attach_grad_fn(std::move(node));
+    std::vector<std::shared_ptr<autograd::tensor_state>> states;
+    states.reserve(ys.size());
+    for (auto const& y : ys) states.push_back(y.requires_grad() ? y.grad_state() : nullptr);
+    out.attach_grad_fn(std::make_shared<gru_final_node<T, Backend>>(std::move(states), steps, bh));
   }
   return out;
 }
