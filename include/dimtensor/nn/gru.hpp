@@ -378,12 +378,18 @@ class gru_layer_node final : public autograd::node {
       add_tensor_gradient(*p_.weight_hh_state,
                           dimtensor::detail::contract_tensors<TimeBatch>("gru", dgh_rows, h_rows));
     }
-    // The biases' gradients: summed over Time and Batch.
-    for (auto [state, rows_g] : {std::pair{p_.bias_ih_state.get(), &dgx}, std::pair{p_.bias_hh_state.get(), &dgh}}) {
-      if (!state) continue;
-      auto db = std::make_shared<storage_t>(3 * hidden);
-      backend_sum(Backend{}, static_cast<T const*>(rows_g->data()), db->data(), index_t{1}, rows, 3 * hidden);
-      autograd::add_gradient<Backend, T>(*state, std::move(db), 3 * hidden);
+    // The biases' gradients: dgx and dgh summed over Time and Batch, the
+    // positions a bias is broadcast over.
+    constexpr std::size_t last = autograd::max_program_rank - 1;
+    autograd::padded_extents gates_padded{};
+    autograd::broadcast_mask over_rows{};
+    for (auto& e : gates_padded) e = 1;
+    gates_padded[last - 2] = steps;
+    gates_padded[last - 1] = batch;
+    gates_padded[last] = 3 * hidden;
+    over_rows[last - 2] = over_rows[last - 1] = true;
+    for (auto [state, d] : {std::pair{p_.bias_ih_state.get(), &dgx}, std::pair{p_.bias_hh_state.get(), &dgh}}) {
+      if (state) autograd::accumulate_gradient<Backend, T>(*state, d->data(), gates_padded, over_rows);
     }
     if (x_state_) add_tensor_gradient(*x_state_, dimtensor::detail::contract_tensors<Gates>("gru", dgx, p_.weight_ih));
     if (h0_state_) {

@@ -316,6 +316,14 @@ void batched_product(T const* a, run_layout const& la, run_positions const& a_ba
 /// @brief The node of a contraction: each operand's gradient is the
 /// contraction of the result's gradient with the other operand (the same
 /// GEMM path), one body per backend and element type.
+/// @p l's extents, row-major (the padding extents past its rank are 1): the
+/// layout of a fresh result or gradient of those extents.
+inline run_layout dense_layout(run_layout l) {
+  for (std::size_t i = l.rank; i < max_contract_rank; ++i) l.ext[i] = 1;
+  l.str = row_major_strides(l.ext);
+  return l;
+}
+
 /// An operand of a contraction as run-time data: its elements (kept alive),
 /// layout, dims by role (batch, free, contracted), and its autograd state
 /// when it requires gradients.
@@ -349,7 +357,7 @@ class contract_node final : public autograd::node {
     T const* const g = static_cast<T const*>(out.grad_data);
     if (a_.state) {
       // Σ over b's free dims of g · b.
-      run_layout const la = dense(a_.layout);
+      run_layout const la = dense_layout(a_.layout);
       index_t const n = element_count(la.ext);
       auto da = std::make_shared<typename Backend::template storage<T>>(n);
       if (n != 0) {
@@ -360,7 +368,7 @@ class contract_node final : public autograd::node {
     }
     if (b_.state) {
       // Σ over a's free dims of a · g.
-      run_layout const lb = dense(b_.layout);
+      run_layout const lb = dense_layout(b_.layout);
       index_t const n = element_count(lb.ext);
       auto db = std::make_shared<typename Backend::template storage<T>>(n);
       if (n != 0) {
@@ -372,13 +380,6 @@ class contract_node final : public autograd::node {
   }
 
  private:
-  // The same extents, row-major (padding extents are 1).
-  static run_layout dense(run_layout l) {
-    for (std::size_t i = l.rank; i < max_contract_rank; ++i) l.ext[i] = 1;
-    l.str = row_major_strides(l.ext);
-    return l;
-  }
-
   operand a_, b_;
   run_layout r_;
   run_positions r_batch_, r_free_a_, r_free_b_;
@@ -394,17 +395,13 @@ std::shared_ptr<autograd::node> contract_run(std::string_view name, contract_sid
                                              run_layout const& lr, run_positions const& r_batch,
                                              run_positions const& r_free_a, run_positions const& r_free_b,
                                              bool record) {
-  index_t size = 1;
-  for (std::size_t i = 0; i < lr.rank; ++i) size *= lr.ext[i];
-  if (size != 0) {
+  run_layout const dense = dense_layout(lr);  // the result's gradient is contiguous
+  if (element_count(dense.ext) != 0) {
     batched_product<Backend, T>(a.data, a.layout, a.batch, a.free, a.d, b.data, b.layout, b.batch, b.d, b.free, out, lr,
                                 r_batch, r_free_a, r_free_b);
   }
   if constexpr (std::is_floating_point_v<T>) {
     if (record) {
-      run_layout dense = lr;  // the result's gradient is contiguous
-      for (std::size_t i = dense.rank; i < max_contract_rank; ++i) dense.ext[i] = 1;
-      dense.str = row_major_strides(dense.ext);
       return std::make_shared<contract_node<Backend, T>>(name, std::move(a), std::move(b), dense, r_batch, r_free_a,
                                                           r_free_b);
     }
