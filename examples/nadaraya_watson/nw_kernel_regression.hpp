@@ -31,12 +31,15 @@ namespace dt = dimtensor;
 // The kernel regression with one learned width w, over key-value pairs
 // along KV: queries [Q], keys and values [Q, KV] (one row per query).
 template <class KV>
-class nw_kernel_regression {
+class nw_kernel_regression : public dt::nn::module<nw_kernel_regression<KV>> {
  public:
-  // d2l's torch.rand((1,)): here a rank-0 tensor, so that it broadcasts
-  // against any [Q, KV] (a [One] tensor would meet KV at the last position),
-  // made on the default backend by full() and marked as a leaf that
-  // requires grad.
+  // d2l's self.w = nn.Parameter(torch.rand((1,))): here a rank-0 tensor, so
+  // that it broadcasts against any [Q, KV] (a [One] tensor would meet KV at
+  // the last position), made on the default backend by full() and marked as
+  // a leaf that requires grad.  Declared once: the module's parameters are
+  // its reflected members (key "w").
+  BOOST_HANA_DEFINE_STRUCT(nw_kernel_regression, (dt::tensor<float>, w));
+
   explicit nw_kernel_regression(float w0) : w(dt::full<float>(w0)) { w.requires_grad_(); }
   explicit nw_kernel_regression(dt::generator& gen) : nw_kernel_regression(dt::rand<float>(gen).item()) {}
 
@@ -56,17 +59,6 @@ class nw_kernel_regression {
   dt::tensor<float, Q, KV> attention_weights() const {
     return weights_.get<dt::tensor<float, Q, KV>>("nw_kernel_regression");
   }
-
-  template <class F>
-  void for_each_parameter(F&& f, std::string const& prefix = "") {
-    f(prefix + "w", w);
-  }
-  template <class F>
-  void for_each_parameter(F&& f, std::string const& prefix = "") const {
-    f(prefix + "w", w);
-  }
-
-  dt::tensor<float> w;
 
  private:
   dt::nn::detail::weights_store weights_;

@@ -8,6 +8,7 @@
 
 #include <dimtensor/config.hpp>
 #include <dimtensor/nn/linear.hpp>
+#include <dimtensor/nn/module.hpp>
 #include <dimtensor/ops/random.hpp>
 
 namespace dimtensor_fuzz {
@@ -16,30 +17,16 @@ DIMTENSOR_DIM(Features);
 DIMTENSOR_DIM(Hidden);
 DIMTENSOR_DIM(Classes);
 
-/// `first.weight` [3, 2], `first.bias` [3], `second.weight` [2, 3].
-struct two_layers {
-  /// Features → Hidden, with a bias.
-  dimtensor::nn::linear<Features, Hidden> first;
-  /// Hidden → Classes, without a bias.
-  dimtensor::nn::linear<Hidden, Classes> second;
+/// `first.weight` [3, 2], `first.bias` [3], `second.weight` [2, 3]: a
+/// reflected struct (nn/module.hpp).
+struct two_layers : dimtensor::nn::module<two_layers> {
+  // first: Features → Hidden, with a bias; second: Hidden → Classes, without.
+  BOOST_HANA_DEFINE_STRUCT(two_layers, (dimtensor::nn::linear<Features, Hidden>, first),
+                           (dimtensor::nn::linear<Hidden, Classes>, second));
 
   /// Both layers, initialized from @p gen.
   explicit two_layers(dimtensor::generator& gen)
       : first(Features(2), Hidden(3), true, gen), second(Hidden(3), Classes(2), false, gen) {}
-
-  /// Calls `f(key, parameter)` for every parameter, keys prefixed by @p prefix.
-  template <class F>
-  void for_each_parameter(F&& f, std::string const& prefix = "") {
-    first.for_each_parameter(f, prefix + "first.");
-    second.for_each_parameter(f, prefix + "second.");
-  }
-
-  /// As above, read-only.
-  template <class F>
-  void for_each_parameter(F&& f, std::string const& prefix = "") const {
-    first.for_each_parameter(f, prefix + "first.");
-    second.for_each_parameter(f, prefix + "second.");
-  }
 };
 
 }  // namespace dimtensor_fuzz

@@ -10,6 +10,7 @@
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
+#include <dimtensor/nn/module.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/random.hpp>
 #include <dimtensor/ops/to.hpp>
@@ -52,7 +53,7 @@ auto bernoulli_like(generator& gen, double p, std::array<index_t, R> const& ext,
 /// the module's own generator, so a seed fixes the masks of a run; it is
 /// drawn on the host and moved to the input's backend, so a seed gives the
 /// same masks on every backend.
-class dropout {
+class dropout : public module<dropout> {
  public:
   /// Drops with probability @p p, in [0, 1) (`value_error` otherwise),
   /// masks drawn from a generator seeded with @p seed.
@@ -62,15 +63,10 @@ class dropout {
 
   /// The drop probability.
   double p() const noexcept { return p_; }
-  /// Switches to training mode (masks applied); returns *this.
-  dropout& train(bool on = true) noexcept {
-    training_ = on;
-    return *this;
-  }
-  /// Switches to eval mode (identity); returns *this.
-  dropout& eval() noexcept { return train(false); }
-  /// Whether in training mode.
-  bool is_training() const noexcept { return training_; }
+  /// No parameters; `train()`/`eval()` (masks applied or not) and
+  /// `is_training()` come from nn::module.
+  template <class F>
+  void for_each_parameter(F&&, std::string const& = "") const {}
   /// The generator the masks are drawn from.
   generator& gen() noexcept { return gen_; }
 
@@ -79,15 +75,14 @@ class dropout {
   /// evaluated as a tensor of x's type.  Differentiable: the gradient is
   /// g · mask / (1 - p) (the same mask), and g itself in eval mode.
   template <class X>
-    requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
-  auto operator()(X const& x) {
+  requires(Expression<expr_t<X>> || is_ill_formed_v<X>) auto operator()(X const& x) {
     if constexpr (is_ill_formed_v<X>) {
       return ill_formed{};
     } else {
       using result_type = tensor_for<X>;
       static_assert(std::is_floating_point_v<typename result_type::value_type>,
                     "dimtensor: dropout needs a floating-point tensor; cast it first, e.g. cast<float>(x)");
-      if (!training_ || p_ == 0) return result_type(dimtensor::eval(x));
+      if (!is_training() || p_ == 0) return result_type(dimtensor::eval(x));
       auto const xt = dimtensor::eval(x);
       using T = typename result_type::value_type;
       auto const mask = detail::bernoulli_like<typename result_type::backend, T, typename result_type::specs>(
@@ -98,7 +93,6 @@ class dropout {
 
  private:
   double p_;
-  bool training_ = true;
   generator gen_;
 
   static double checked(double p) {

@@ -17,6 +17,7 @@
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
+#include <dimtensor/nn/module.hpp>
 #include <dimtensor/ops/index_select.hpp>
 #include <dimtensor/ops/random.hpp>
 #include <dimtensor/ops/to.hpp>
@@ -78,7 +79,7 @@ constexpr auto embedding_diagnosis() {
 /// table on every backend), and requires gradients.  The table lives on
 /// @p Backend, and so must the indices.
 template <class Vocab, class Feat, class T = float, class Backend = default_backend>
-class embedding {
+class embedding : public module<embedding<Vocab, Feat, T, Backend>> {
   static_assert(DimTag<Vocab> && DimTag<Feat>,
                 "dimtensor: embedding<Vocab, Feat, T> needs dimension tags declared with DIMTENSOR_DIM");
   static_assert(std::is_floating_point_v<T>, "dimtensor: embedding<Vocab, Feat, T> needs a floating-point T");
@@ -89,8 +90,8 @@ class embedding {
   /// The weight's type, [Vocab, Feat].
   using weight_type = basic_tensor<Backend, T, Vocab, Feat>;
 
-  /// The table, [Vocab, Feat].
-  weight_type weight;
+  // The table `weight`, [Vocab, Feat]: the module's one parameter (nn/module.hpp).
+  BOOST_HANA_DEFINE_STRUCT(embedding, (weight_type, weight));
 
   /// A table of @p vocab_size rows of @p features, drawn from @p gen
   /// (N(0, 1)).  `value_error` unless both extents are positive.
@@ -120,8 +121,7 @@ class embedding {
   /// (`embedding_indices_have_dim`); an index outside [0, num_embeddings())
   /// is a `value_error` naming it and Vocab.
   template <class I>
-    requires(Expression<expr_t<I>> || is_ill_formed_v<I>)
-  auto operator()(I const& indices) const {
+  requires(Expression<expr_t<I>> || is_ill_formed_v<I>) auto operator()(I const& indices) const {
     using diagnosis = typename decltype(detail::embedding_diagnosis<Vocab, Feat, Backend, I>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless the indices were ill_formed
@@ -129,17 +129,6 @@ class embedding {
     } else {
       return index_select<Vocab>(weight, indices);
     }
-  }
-
-  /// Calls `f(prefix + "weight", weight)`: the protocol of nn/module.hpp.
-  template <class F>
-  void for_each_parameter(F&& f, std::string const& prefix = "") {
-    f(prefix + "weight", weight);
-  }
-  /// As above, read-only.
-  template <class F>
-  void for_each_parameter(F&& f, std::string const& prefix = "") const {
-    f(prefix + "weight", weight);
   }
 };
 

@@ -16,6 +16,7 @@
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/nn/linear.hpp>
+#include <dimtensor/nn/module.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/random.hpp>
 #include <dimtensor/tensor/tensor.hpp>
@@ -31,7 +32,7 @@ namespace dimtensor::nn {
 /// compile error, naming `linear<In, Hidden>`.  Both layers live on
 /// @p Backend.
 template <class In, class Hidden, class Out = In, class T = float, class Backend = default_backend>
-class feed_forward {
+class feed_forward : public module<feed_forward<In, Hidden, Out, T, Backend>> {
   static_assert(DimTag<In> && DimTag<Hidden> && DimTag<Out>,
                 "dimtensor: feed_forward<In, Hidden, Out, T> needs dimension tags declared with DIMTENSOR_DIM");
   static_assert(!std::is_same_v<In, Hidden> && !std::is_same_v<Hidden, Out>,
@@ -40,10 +41,10 @@ class feed_forward {
  public:
   /// The backend of the layers and of the input.
   using backend = Backend;
-  /// In → Hidden.
-  linear<In, Hidden, T, Backend> dense1;
-  /// Hidden → Out.
-  linear<Hidden, Out, T, Backend> dense2;
+  // dense1 (In → Hidden) and dense2 (Hidden → Out): keys `dense1.weight`,
+  // `dense1.bias`, `dense2.weight`, `dense2.bias` (nn/module.hpp).
+  BOOST_HANA_DEFINE_STRUCT(feed_forward, (linear<In, Hidden, T, Backend>, dense1),
+                           (linear<Hidden, Out, T, Backend>, dense2));
 
   /// d2l's `PositionWiseFFN(ffn_num_input, ffn_num_hiddens, ffn_num_outputs)`,
   /// both layers with bias, drawn from @p gen in that order (as `nn.Linear`).
@@ -55,24 +56,8 @@ class feed_forward {
 
   /// @brief dense2(relu(dense1(x))): x's dims with In replaced by Out.
   template <class X>
-    requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
-  auto operator()(X const& x) const {
+  requires(Expression<expr_t<X>> || is_ill_formed_v<X>) auto operator()(X const& x) const {
     return dense2(relu(dense1(x)));
-  }
-
-  /// Calls `f(key, parameter)` for `dense1.weight`, `dense1.bias`,
-  /// `dense2.weight`, `dense2.bias`, @p prefix first: the protocol of
-  /// nn/module.hpp.
-  template <class F>
-  void for_each_parameter(F&& f, std::string const& prefix = "") {
-    dense1.for_each_parameter(f, prefix + "dense1.");
-    dense2.for_each_parameter(f, prefix + "dense2.");
-  }
-  /// As above, read-only.
-  template <class F>
-  void for_each_parameter(F&& f, std::string const& prefix = "") const {
-    dense1.for_each_parameter(f, prefix + "dense1.");
-    dense2.for_each_parameter(f, prefix + "dense2.");
   }
 };
 

@@ -21,6 +21,7 @@
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/nn/linear.hpp>
+#include <dimtensor/nn/module.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/permute.hpp>
 #include <dimtensor/ops/reduce.hpp>
@@ -63,7 +64,7 @@ constexpr auto layer_norm_diagnosis() {
 /// "weight" and "bias", and require gradients.  They live on @p Backend,
 /// and so must the input.
 template <class Feat, class T = float, class Backend = default_backend>
-class layer_norm {
+class layer_norm : public module<layer_norm<Feat, T, Backend>> {
   static_assert(DimTag<Feat>, "dimtensor: layer_norm<Feat, T> needs a dimension tag declared with DIMTENSOR_DIM");
   static_assert(std::is_floating_point_v<T>, "dimtensor: layer_norm<Feat, T> needs a floating-point T");
 
@@ -73,10 +74,9 @@ class layer_norm {
   /// The parameters' type, [Feat].
   using parameter_type = basic_tensor<Backend, T, Feat>;
 
-  /// The scale, [Feat]; starts at ones.
-  parameter_type weight;
-  /// The shift, [Feat]; starts at zeros.
-  parameter_type bias;
+  // The scale `weight` (starts at ones) and the shift `bias` (zeros), both
+  // [Feat]: the module's parameters, in this order (nn/module.hpp).
+  BOOST_HANA_DEFINE_STRUCT(layer_norm, (parameter_type, weight), (parameter_type, bias));
 
   /// Normalizes over @p features features, adding @p eps (PyTorch's 1e-5)
   /// to the variance.  `value_error` unless the extent is positive and eps
@@ -106,8 +106,7 @@ class layer_norm {
   /// otherwise) of extent normalized_size() (`shape_error` naming Feat and
   /// both sizes).
   template <class X>
-    requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
-  auto operator()(X const& x) const {
+  requires(Expression<expr_t<X>> || is_ill_formed_v<X>) auto operator()(X const& x) const {
     using diagnosis = typename decltype(detail::layer_norm_diagnosis<Feat, T, Backend, X>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
@@ -129,20 +128,6 @@ class layer_norm {
         return detail::permute_to<tags>::apply(normalize(detail::permute_to<feat_last>::apply(xt)));
       }
     }
-  }
-
-  /// Calls `f(key, parameter)` for "weight" then "bias", @p prefix first:
-  /// the protocol of nn/module.hpp.
-  template <class F>
-  void for_each_parameter(F&& f, std::string const& prefix = "") {
-    f(prefix + "weight", weight);
-    f(prefix + "bias", bias);
-  }
-  /// As above, read-only.
-  template <class F>
-  void for_each_parameter(F&& f, std::string const& prefix = "") const {
-    f(prefix + "weight", weight);
-    f(prefix + "bias", bias);
   }
 
  private:

@@ -17,6 +17,7 @@
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/nn/module.hpp>
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/permute.hpp>
@@ -109,7 +110,7 @@ constexpr auto linear_diagnosis() {
 /// of that backend.  They are drawn on the host, so a seed gives the same
 /// numbers on every backend.
 template <class In, class Out, class T = float, class Backend = default_backend>
-class linear {
+class linear : public module<linear<In, Out, T, Backend>> {
   static_assert(DimTag<In> && DimTag<Out>,
                 "dimtensor: linear<In, Out, T> needs dimension tags declared with DIMTENSOR_DIM for In and Out");
 
@@ -174,8 +175,7 @@ class linear {
   /// `contract`), the bias's gradient is the sum of the output's gradient
   /// over every dim but Out.
   template <class X>
-    requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
-  auto operator()(X const& x) const {
+  requires(Expression<expr_t<X>> || is_ill_formed_v<X>) auto operator()(X const& x) const {
     using diagnosis = typename decltype(detail::linear_diagnosis<In, Out, T, Backend, X>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
@@ -203,18 +203,22 @@ class linear {
   /// layer has one.  The protocol of nn/module.hpp.
   template <class F>
   void for_each_parameter(F&& f, std::string const& prefix = "") {
-    f(prefix + "weight", weight);
-    if (has_bias_) f(prefix + "bias", bias);
+    visit(*this, f, prefix);
   }
   /// As above, read-only.
   template <class F>
   void for_each_parameter(F&& f, std::string const& prefix = "") const {
-    f(prefix + "weight", weight);
-    if (has_bias_) f(prefix + "bias", bias);
+    visit(*this, f, prefix);
   }
 
  private:
   bool has_bias_;
+
+  template <class Self, class F>
+  static void visit(Self& self, F& f, std::string const& prefix) {
+    f(prefix + "weight", self.weight);
+    if (self.has_bias_) f(prefix + "bias", self.bias);
+  }
 };
 
 }  // namespace nn

@@ -81,8 +81,8 @@ TEST_CASE("linear: In extent mismatch is a shape_error", "[nn]") {
       lin(x), Catch::Contains("linear") && Catch::Contains("Feat") && Catch::Contains("6") && Catch::Contains("5"));
 }
 
-// A module of two layers, passing the protocol of nn/parameters.hpp on
-// with prefixes, as the attention modules do.
+// A module of two layers written by hand, passing the protocol of
+// nn/module.hpp on with prefixes (what a reflected struct does for itself).
 struct two_layers {
   dt::nn::linear<Feat, Hidden> W_q;
   dt::nn::linear<Hidden, Hidden> W_o;

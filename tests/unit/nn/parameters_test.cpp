@@ -94,3 +94,48 @@ TEST_CASE("load_parameters: a failed load leaves every parameter as it was", "[n
   dt::nn::load_parameters(target, dir / "w.safetensors");
   CHECK(elements_of(target) == elements_of(source));
 }
+
+namespace {
+DIMTENSOR_DIM(One);
+
+// d2l's NWKernelRegression holds `w = nn.Parameter(torch.rand((1,)))`; a
+// dimtensor module holds it as a rank-0 tensor (it broadcasts by name).
+struct scalar_module : dt::nn::module<scalar_module> {
+  BOOST_HANA_DEFINE_STRUCT(scalar_module, (dt::tensor<float>, w));
+  explicit scalar_module(float v) : w(dt::full<float>(v)) { w.requires_grad_(); }
+};
+// The same parameter as PyTorch stores it: shape (1,).
+struct vector_module : dt::nn::module<vector_module> {
+  BOOST_HANA_DEFINE_STRUCT(vector_module, (dt::tensor<float, One>, w));
+  explicit vector_module(float v, dt::index_t n = 1) : w(dt::full<float>(v, One(n))) { w.requires_grad_(); }
+};
+}  // namespace
+
+TEST_CASE("load_parameters: a rank-0 parameter loads from shape (1,), and a [1] parameter from a scalar",
+          "[nn][io]") {
+  test_support::temp_dir dir("parameters_scalar_");
+  for (std::string const name : {"as_npy", "weights.safetensors"}) {
+    INFO(name);
+    auto const stored = dir.path() / ("one_" + name);
+    dt::nn::save_parameters(vector_module(0.25f), stored);  // w: (1,)
+    scalar_module scalar(1.0f);
+    dt::nn::load_parameters(scalar, stored);
+    CHECK(scalar.w.item() == 0.25f);
+    CHECK(scalar.w.requires_grad());
+
+    auto const back = dir.path() / ("scalar_" + name);
+    dt::nn::save_parameters(scalar_module(-3.5f), back);  // w: ()
+    vector_module vec(0.0f);
+    dt::nn::load_parameters(vec, back);
+    CHECK(vec.w(One(0)) == -3.5f);
+
+    // Any other extent is still an io_error naming the key and both shapes.
+    auto const three = dir.path() / ("three_" + name);
+    dt::nn::save_parameters(vector_module(1.0f, 3), three);
+    CHECK_THROWS_WITH(dt::nn::load_parameters(scalar, three),
+                      Catch::Contains("load_parameters: w") && Catch::Contains("[3]") && Catch::Contains("scalar"));
+    CHECK(scalar.w.item() == 0.25f);  // unchanged
+    vector_module wide(0.0f, 2);
+    CHECK_THROWS_AS(dt::nn::load_parameters(wide, back), dt::io_error);
+  }
+}

@@ -86,14 +86,12 @@ class additive_attention
   /// The module's name in its errors.
   static constexpr std::string_view module_name = "additive_attention";
 
-  /// KeyFeat → Hidden, no bias.
-  linear<KeyFeat, Hidden, T, Backend> W_k;
-  /// QueryFeat → Hidden, no bias.
-  linear<QueryFeat, Hidden, T, Backend> W_q;
-  /// Hidden → Score (extent 1), no bias.
-  linear<Hidden, Score, T, Backend> w_v;
-  /// Dropout on the attention weights.
-  nn::dropout dropout;
+  // d2l's members, in its order (the state_dict keys W_k.weight, W_q.weight,
+  // w_v.weight): W_k maps KeyFeat to Hidden, W_q QueryFeat to Hidden, w_v
+  // Hidden to Score (extent 1), all without bias; dropout on the weights.
+  BOOST_HANA_DEFINE_STRUCT(additive_attention, (linear<KeyFeat, Hidden, T, Backend>, W_k),
+                           (linear<QueryFeat, Hidden, T, Backend>, W_q), (linear<Hidden, Score, T, Backend>, w_v),
+                           (nn::dropout, dropout));
 
   /// d2l's `AdditiveAttention(key_size, query_size, num_hiddens, dropout)`:
   /// the layers drawn from @p gen in d2l's order (W_k, W_q, w_v), dropout
@@ -115,39 +113,23 @@ class additive_attention
   /// `attention_operand_has_foreign_dim`); the layers, broadcasting and the
   /// contraction check the rest.
   template <class Q, class K, class V, class... L>
-    requires(sizeof...(L) <= 1)
-  auto operator()(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
-    using diagnosis = typename decltype(detail::additive_diagnosis<Queries, KV, QueryFeat, KeyFeat, Hidden,
-                                                                   expr_t<Q>, expr_t<K>, expr_t<V>>())::type;
+  requires(sizeof...(L) <= 1) auto operator()(Q const& queries, K const& keys, V const& values,
+                                              L const&... valid_lens) {
+    using diagnosis = typename decltype(detail::additive_diagnosis<Queries, KV, QueryFeat, KeyFeat, Hidden, expr_t<Q>,
+                                                                   expr_t<K>, expr_t<V>>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed
       return ill_formed{};
     } else {
       auto const q = W_q(queries);  // [batch…, Queries, Hidden]
       auto const k = W_k(keys);     // [batch…, KV, Hidden]
-      constexpr std::size_t after_queries =
-          dimtensor::detail::index_of_v<Queries, typename decltype(q)::specs> + 1;
+      constexpr std::size_t after_queries = dimtensor::detail::index_of_v<Queries, typename decltype(q)::specs> + 1;
       constexpr std::size_t at_kv = dimtensor::detail::index_of_v<KV, typename decltype(k)::specs>;
       // Broadcast q over KV and k over Queries: [batch…, Queries, KV, Hidden], lazy until w_v.
       auto const features = tanh(unsqueeze<KV, after_queries>(q) + unsqueeze<Queries, at_kv>(k));
       auto const scores = squeeze<Score>(w_v(features));
       return this->template attend<KV>(scores, values, valid_lens...);
     }
-  }
-
-  /// Calls `f(key, parameter)` for W_k, W_q and w_v (keys `W_k.weight`, …).
-  template <class F>
-  void for_each_parameter(F&& f, std::string const& prefix = "") {
-    W_k.for_each_parameter(f, prefix + "W_k.");
-    W_q.for_each_parameter(f, prefix + "W_q.");
-    w_v.for_each_parameter(f, prefix + "w_v.");
-  }
-  /// As above, read-only.
-  template <class F>
-  void for_each_parameter(F&& f, std::string const& prefix = "") const {
-    W_k.for_each_parameter(f, prefix + "W_k.");
-    W_q.for_each_parameter(f, prefix + "W_q.");
-    w_v.for_each_parameter(f, prefix + "w_v.");
   }
 };
 

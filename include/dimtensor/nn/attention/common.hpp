@@ -22,6 +22,7 @@
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/nn/module.hpp>
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/masked_softmax.hpp>
 #include <dimtensor/tensor/tensor.hpp>
@@ -127,8 +128,9 @@ using dims_lacking = boost::mp11::mp_remove_if_q<
 
 /// The dims of the list @p Wanted that a shape @p Specs has, in Wanted's order.
 template <class Specs, class Wanted>
-using dims_having = boost::mp11::mp_copy_if_q<
-    Wanted, boost::mp11::mp_bind_front<boost::mp11::mp_contains, dimtensor::detail::tags_of<Specs>>>;
+using dims_having =
+    boost::mp11::mp_copy_if_q<Wanted,
+                              boost::mp11::mp_bind_front<boost::mp11::mp_contains, dimtensor::detail::tags_of<Specs>>>;
 
 /// Which check fails first for an attention operand @p X that must have
 /// every dim of @p Needed and none of @p Foreign: a diagnostic class, or void.
@@ -244,8 +246,8 @@ class weights_store {
     }
     auto const* p = std::any_cast<Tensor>(&it->value);
     if (p == nullptr) {
-      throw value_error(std::string(module) + ": the attention weights are " + it->describe(it->value) +
-                        ", not [" + joined_names<typename Tensor::specs>() + "]");
+      throw value_error(std::string(module) + ": the attention weights are " + it->describe(it->value) + ", not [" +
+                        joined_names<typename Tensor::specs>() + "]");
     }
     return *p;
   }
@@ -302,26 +304,19 @@ class weights_store {
 namespace nn {
 
 /// @brief What an attention module with its own dropout and kept weights
-/// shares (CRTP): `train()`/`eval()`, `attention_weights<Dims...>()`, and
-/// the last step of the forward pass, from scores to output.
+/// shares (CRTP): `train()`/`eval()` (nn::module's, reaching the reflected
+/// members), `attention_weights<Dims...>()`, and the last step of the
+/// forward pass, from scores to output.
 ///
-/// @p Derived has a public `nn::dropout dropout` and a
+/// @p Derived has a public `nn::dropout dropout` among its
+/// `BOOST_HANA_DEFINE_STRUCT` members and a
 /// `static constexpr std::string_view module_name`, the name its errors
 /// give; its forward pass ends with `this->template attend<KV>(scores,
 /// values, valid_lens...)`.  @p T is the weights' element type and
 /// @p Backend their backend (the module's).
 template <class Derived, class T, class Backend = default_backend>
-class attention_base {
+class attention_base : public module<Derived> {
  public:
-  /// Training mode (dropout active) or not.
-  Derived& train(bool on = true) noexcept {
-    auto& self = static_cast<Derived&>(*this);
-    self.dropout.train(on);
-    return self;
-  }
-  /// Evaluation mode: dropout is the identity.
-  Derived& eval() noexcept { return train(false); }
-
   /// @brief The attention weights of this thread's last call, as the
   /// tensor type with dims @p Specs (e.g. `<Batch, Queries, KVPairs>`);
   /// `value_error` naming both shapes when the last call's weights had

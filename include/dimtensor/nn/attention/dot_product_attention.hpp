@@ -85,8 +85,7 @@ constexpr auto dot_product_diagnosis() {
 /// auto out = attention(queries, keys, values, valid_lens);   // [Batch, Queries, ValueFeat]
 /// @endcode
 template <class Queries, class KV, class Feat, class T = float, class Backend = default_backend>
-class dot_product_attention
-    : public attention_base<dot_product_attention<Queries, KV, Feat, T, Backend>, T, Backend> {
+class dot_product_attention : public attention_base<dot_product_attention<Queries, KV, Feat, T, Backend>, T, Backend> {
   static_assert(DimTag<Queries> && DimTag<KV> && DimTag<Feat>,
                 "dimtensor: dot_product_attention<Queries, KV, Feat, T> needs dimension tags declared with "
                 "DIMTENSOR_DIM");
@@ -101,8 +100,9 @@ class dot_product_attention
   /// The module's name in its errors.
   static constexpr std::string_view module_name = "dot_product_attention";
 
-  /// Dropout on the attention weights (identity in eval mode, as in d2l).
-  nn::dropout dropout;
+  // Dropout on the attention weights (identity in eval mode, as in d2l);
+  // no parameters.
+  BOOST_HANA_DEFINE_STRUCT(dot_product_attention, (nn::dropout, dropout));
 
   /// With dropout probability @p p on the attention weights, drawn from
   /// a generator seeded with @p seed.
@@ -118,10 +118,10 @@ class dot_product_attention
   /// another backend than Backend (`backends_differ`), element types other
   /// than T; the contractions then check that the shared dims agree.
   template <class Q, class K, class V, class... L>
-    requires(sizeof...(L) <= 1)
-  auto operator()(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
-    using diagnosis = typename decltype(detail::dot_product_diagnosis<Queries, KV, Feat, T, Backend, expr_t<Q>, expr_t<K>,
-                                                                      expr_t<V>>())::type;
+  requires(sizeof...(L) <= 1) auto operator()(Q const& queries, K const& keys, V const& values,
+                                              L const&... valid_lens) {
+    using diagnosis = typename decltype(detail::dot_product_diagnosis<Queries, KV, Feat, T, Backend, expr_t<Q>,
+                                                                      expr_t<K>, expr_t<V>>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed
       return ill_formed{};
@@ -133,10 +133,6 @@ class dot_product_attention
       return this->template attend<KV>(scores, values, valid_lens...);
     }
   }
-
-  /// No parameters; the protocol of nn/module.hpp.
-  template <class F>
-  void for_each_parameter(F&&, std::string const& = "") const {}
 };
 
 }  // namespace dimtensor::nn

@@ -32,6 +32,7 @@
 #include <dimtensor/nn/attention/common.hpp>
 #include <dimtensor/nn/attention/dot_product_attention.hpp>
 #include <dimtensor/nn/linear.hpp>
+#include <dimtensor/nn/module.hpp>
 #include <dimtensor/ops/merge.hpp>
 #include <dimtensor/ops/permute.hpp>
 #include <dimtensor/ops/random.hpp>
@@ -45,15 +46,15 @@ namespace detail {
 
 /// The tags of L with Moved taken out and put back right after After.
 template <class L, class Moved, class After>
-using move_after = boost::mp11::mp_insert_c<
-    boost::mp11::mp_remove<L, Moved>,
-    dimtensor::detail::index_of_v<After, boost::mp11::mp_remove<L, Moved>> + 1, Moved>;
+using move_after =
+    boost::mp11::mp_insert_c<boost::mp11::mp_remove<L, Moved>,
+                             dimtensor::detail::index_of_v<After, boost::mp11::mp_remove<L, Moved>> + 1, Moved>;
 
 /// The tags of L with Moved taken out and put back right before Before.
 template <class L, class Moved, class Before>
-using move_before = boost::mp11::mp_insert_c<boost::mp11::mp_remove<L, Moved>,
-                                             dimtensor::detail::index_of_v<Before, boost::mp11::mp_remove<L, Moved>>,
-                                             Moved>;
+using move_before =
+    boost::mp11::mp_insert_c<boost::mp11::mp_remove<L, Moved>,
+                             dimtensor::detail::index_of_v<Before, boost::mp11::mp_remove<L, Moved>>, Moved>;
 
 /// A head count given as `Heads(n)`, `Heads::fixed<N>{}` or a plain number, as a number.
 inline index_t head_count(index_t h) { return h; }
@@ -96,10 +97,10 @@ constexpr auto reshape_diagnosis() {
 
 inline void check_heads(std::string_view call, std::string_view hidden, index_t num_hiddens, index_t num_heads) {
   if (num_heads <= 0 || num_hiddens % num_heads != 0) {
-    throw value_error(std::string(call) + ": " + std::to_string(num_heads) + " heads cannot split " +
-                      std::string(hidden) + "=" + std::to_string(num_hiddens) +
-                      (num_heads <= 0 ? " (the number of heads must be positive)"
-                                      : " (the number of heads must divide it)"));
+    throw value_error(
+        std::string(call) + ": " + std::to_string(num_heads) + " heads cannot split " + std::string(hidden) + "=" +
+        std::to_string(num_hiddens) +
+        (num_heads <= 0 ? " (the number of heads must be positive)" : " (the number of heads must divide it)"));
   }
 }
 
@@ -114,11 +115,10 @@ inline void check_heads(std::string_view call, std::string_view hidden, index_t 
 /// (as in d2l), `Heads(n)` or `Heads::fixed<N>{}`.  `value_error` when the
 /// heads do not divide Hidden's extent.
 template <class Batch, class Hidden, class X, class Count>
-  requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
-auto transpose_qkv(X const& x, Count const& num_heads) {
-  using diagnosis = typename decltype(detail::reshape_diagnosis<call::transpose_qkv, X,
-                                                                 boost::mp11::mp_list<Batch, Hidden>,
-                                                                 boost::mp11::mp_list<Heads, HeadFeat, BatchHeads>>())::type;
+requires(Expression<expr_t<X>> || is_ill_formed_v<X>) auto transpose_qkv(X const& x, Count const& num_heads) {
+  using diagnosis =
+      typename decltype(detail::reshape_diagnosis<call::transpose_qkv, X, boost::mp11::mp_list<Batch, Hidden>,
+                                                  boost::mp11::mp_list<Heads, HeadFeat, BatchHeads>>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
     diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
     return ill_formed{};
@@ -140,11 +140,10 @@ auto transpose_qkv(X const& x, Count const& num_heads) {
 /// batch) is a compile error (`transpose_output_of_unmerged`); `value_error`
 /// when the heads do not divide BatchHeads' extent.
 template <class Batch, class Hidden, class X, class Count>
-  requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
-auto transpose_output(X const& x, Count const& heads) {
-  using diagnosis = typename decltype(detail::reshape_diagnosis<call::transpose_output, X,
-                                                                 boost::mp11::mp_list<BatchHeads, HeadFeat>,
-                                                                 boost::mp11::mp_list<Batch, Hidden, Heads>>())::type;
+requires(Expression<expr_t<X>> || is_ill_formed_v<X>) auto transpose_output(X const& x, Count const& heads) {
+  using diagnosis =
+      typename decltype(detail::reshape_diagnosis<call::transpose_output, X, boost::mp11::mp_list<BatchHeads, HeadFeat>,
+                                                  boost::mp11::mp_list<Batch, Hidden, Heads>>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
     diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
     return ill_formed{};
@@ -153,13 +152,12 @@ auto transpose_output(X const& x, Count const& heads) {
     auto const t = dimtensor::eval(x);
     index_t const merged = t.template extent<BatchHeads>();
     if (num_heads <= 0 || merged % num_heads != 0) {
-      throw value_error("transpose_output: " + std::to_string(num_heads) + " heads do not divide BatchHeads=" +
-                        std::to_string(merged));
+      throw value_error("transpose_output: " + std::to_string(num_heads) +
+                        " heads do not divide BatchHeads=" + std::to_string(merged));
     }
     auto const parts = split<BatchHeads, Batch, Heads>(t, Heads(num_heads));  // Batch=0 too
     using split_tags = dimtensor::detail::tags_of<typename decltype(parts)::specs>;
-    auto const heads_before_feat =
-        detail::permute_to<detail::move_before<split_tags, Heads, HeadFeat>>::apply(parts);
+    auto const heads_before_feat = detail::permute_to<detail::move_before<split_tags, Heads, HeadFeat>>::apply(parts);
     return merge<Heads, HeadFeat, Hidden>(heads_before_feat);
   }
 }
@@ -192,7 +190,8 @@ auto transpose_output(X const& x, Count const& heads) {
 /// @endcode
 template <class Queries, class KV, class Hidden, class QueryFeat = Hidden, class KeyFeat = QueryFeat,
           class ValueFeat = KeyFeat, class T = float, class Backend = default_backend>
-class multi_head_attention {
+class multi_head_attention
+    : public module<multi_head_attention<Queries, KV, Hidden, QueryFeat, KeyFeat, ValueFeat, T, Backend>> {
   static_assert(DimTag<Queries> && DimTag<KV> && DimTag<Hidden> && DimTag<QueryFeat> && DimTag<KeyFeat> &&
                     DimTag<ValueFeat>,
                 "dimtensor: multi_head_attention<Queries, KV, Hidden, QueryFeat, KeyFeat, ValueFeat, T> needs "
@@ -204,16 +203,12 @@ class multi_head_attention {
   /// The backend of the layers, the operands and the kept weights.
   using backend = Backend;
 
-  /// The per-head scaled dot-product attention (with the dropout).
-  dot_product_attention<Queries, KV, HeadFeat, T, Backend> attention;
-  /// QueryFeat → Hidden.
-  linear<QueryFeat, Hidden, T, Backend> W_q;
-  /// KeyFeat → Hidden.
-  linear<KeyFeat, Hidden, T, Backend> W_k;
-  /// ValueFeat → Hidden.
-  linear<ValueFeat, Hidden, T, Backend> W_v;
-  /// Hidden → Hidden.
-  linear<Hidden, Hidden, T, Backend> W_o;
+  // d2l's members, in its order: the per-head scaled dot-product
+  // attention (with the dropout), then W_q (QueryFeat → Hidden), W_k
+  // (KeyFeat → Hidden), W_v (ValueFeat → Hidden), W_o (Hidden → Hidden).
+  BOOST_HANA_DEFINE_STRUCT(multi_head_attention, (dot_product_attention<Queries, KV, HeadFeat, T, Backend>, attention),
+                           (linear<QueryFeat, Hidden, T, Backend>, W_q), (linear<KeyFeat, Hidden, T, Backend>, W_k),
+                           (linear<ValueFeat, Hidden, T, Backend>, W_v), (linear<Hidden, Hidden, T, Backend>, W_o));
 
   /// @brief d2l's `MultiHeadAttention(key_size, query_size, value_size,
   /// num_hiddens, num_heads, dropout, bias)`, the layers drawn from @p gen
@@ -239,25 +234,16 @@ class multi_head_attention {
   template <class HiddenSize, class HeadCount>
   multi_head_attention(KeyFeat key_size, QueryFeat query_size, ValueFeat value_size, HiddenSize num_hiddens,
                        HeadCount num_heads, double p = 0, bool bias = false)
-      : multi_head_attention(key_size, query_size, value_size, num_hiddens, num_heads, p, bias,
-                             default_generator()) {}
+      : multi_head_attention(key_size, query_size, value_size, num_hiddens, num_heads, p, bias, default_generator()) {}
 
   /// The number of heads.
   index_t num_heads() const noexcept { return num_heads_; }
 
-  /// Training mode (dropout active) or not.
-  multi_head_attention& train(bool on = true) noexcept {
-    attention.train(on);
-    return *this;
-  }
-  /// Evaluation mode: dropout is the identity.
-  multi_head_attention& eval() noexcept { return train(false); }
-
   /// @brief The named form: heads a dim of their own, valid_lens ([Batch]
   /// or [Batch, Queries], or none) broadcast over them by name.
   template <class Q, class K, class V, class... L>
-    requires(sizeof...(L) <= 1)
-  auto operator()(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
+  requires(sizeof...(L) <= 1) auto operator()(Q const& queries, K const& keys, V const& values,
+                                              L const&... valid_lens) {
     using diagnosis = typename decltype(operands_diagnosis<Q, K, V>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed
@@ -271,8 +257,8 @@ class multi_head_attention {
   /// queries' first dim, as d2l's `X.shape[0]`), valid_lens repeated per
   /// head along Batch, `transpose_output` on the result.
   template <class Q, class K, class V, class... L>
-    requires(sizeof...(L) <= 1)
-  auto forward_d2l(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
+  requires(sizeof...(L) <= 1) auto forward_d2l(Q const& queries, K const& keys, V const& values,
+                                               L const&... valid_lens) {
     using diagnosis = typename decltype(d2l_diagnosis<Q, K, V>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed
@@ -320,8 +306,8 @@ class multi_head_attention {
                                                       mp::mp_list<Queries, QueryFeat>, mp::mp_list<KV>>())::type,
           typename decltype(detail::operand_diagnosis<call_t, operand::keys, expr_t<K>, mp::mp_list<KV, KeyFeat>,
                                                       mp::mp_list<Queries>>())::type,
-          typename decltype(detail::operand_diagnosis<call_t, operand::values, expr_t<V>,
-                                                      mp::mp_list<KV, ValueFeat>, mp::mp_list<Queries>>())::type>::type;
+          typename decltype(detail::operand_diagnosis<call_t, operand::values, expr_t<V>, mp::mp_list<KV, ValueFeat>,
+                                                      mp::mp_list<Queries>>())::type>::type;
       return std::type_identity<type>{};
     }
   }
@@ -351,26 +337,6 @@ class multi_head_attention {
     }
   }
 
-
- public:
-  /// Calls `f(key, parameter)` for W_q, W_k, W_v, W_o in d2l's order.
-  template <class F>
-  void for_each_parameter(F&& f, std::string const& prefix = "") {
-    W_q.for_each_parameter(f, prefix + "W_q.");
-    W_k.for_each_parameter(f, prefix + "W_k.");
-    W_v.for_each_parameter(f, prefix + "W_v.");
-    W_o.for_each_parameter(f, prefix + "W_o.");
-  }
-  /// As above, read-only.
-  template <class F>
-  void for_each_parameter(F&& f, std::string const& prefix = "") const {
-    W_q.for_each_parameter(f, prefix + "W_q.");
-    W_k.for_each_parameter(f, prefix + "W_k.");
-    W_v.for_each_parameter(f, prefix + "W_v.");
-    W_o.for_each_parameter(f, prefix + "W_o.");
-  }
-
- private:
   index_t num_heads_;
 
   static Hidden hidden_of(Hidden h) { return h; }
@@ -383,8 +349,8 @@ class multi_head_attention {
   static constexpr void check_static_divisibility() {
     if constexpr (is_static_v<HiddenSize> && is_static_v<HeadCount>) {
       if constexpr (HeadCount::value <= 0 || HiddenSize::value % HeadCount::value != 0) {
-        (void)diagnostic::heads_do_not_divide<call::multi_head_attention, Hidden, HiddenSize::value,
-                                              HeadCount::value>{};
+        (void)
+            diagnostic::heads_do_not_divide<call::multi_head_attention, Hidden, HiddenSize::value, HeadCount::value>{};
       }
     }
   }
