@@ -38,9 +38,11 @@
 #include <dimtensor/ops/permute.hpp>
 #include <dimtensor/ops/rename.hpp>
 #include <dimtensor/ops/repeat_interleave.hpp>
+#include <dimtensor/ops/select.hpp>
 #include <dimtensor/ops/slice.hpp>
 #include <dimtensor/ops/split.hpp>
 #include <dimtensor/ops/squeeze.hpp>
+#include <dimtensor/ops/stack.hpp>
 #include <dimtensor/ops/transpose.hpp>
 #include <dimtensor/ops/unsqueeze.hpp>
 

@@ -1,8 +1,12 @@
 #pragma once
 /// @file
-/// @brief `concat<D>(a, b, ...)`: tensors joined along one dim; copies.
+/// @brief `concat<D>(a, b, ...)` and `concat<D>(list)`: tensors joined along
+/// one dim; `concat_as<Into, Da, Db>(a, b)`: different dims joined into a
+/// new one.  Copies.
 
 #include <array>
+#include <iterator>
+#include <ranges>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -21,6 +25,7 @@
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/ops/rename.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
@@ -65,6 +70,66 @@ class concat_node final : public autograd::node {
   autograd::padded_extents ext_;
   std::vector<part> parts_;
 };
+
+/// @brief Copies @p views (each of @p out's rank, laid along position
+/// @p pos one after the other) into @p out and records the node that hands
+/// each its range of the gradient; @p states are the operands' gradient
+/// states (null when one needs no gradient or `record` is false).
+template <class Out, class View>
+void join_views(std::size_t pos, Out& out, std::vector<View> const& views,
+                std::vector<std::shared_ptr<autograd::tensor_state>> const& states, bool record) {
+  using B = typename Out::backend;
+  using T = typename Out::value_type;
+  if (out.size() > 0) {
+    index_t offset = 0;
+    for (View const& v : views) {
+      backend_strided_copy(B{}, out.data() + offset * out.strides()[pos], out.strides(), v.data(), v.strides(),
+                           v.extents());
+      offset += v.extents()[pos];
+    }
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    if (record) {
+      if constexpr (Out::rank > autograd::max_program_rank) {
+        autograd::throw_rank_not_recorded("a concatenation", Out::rank);
+      } else {
+        using node_t = concat_node<B, T>;
+        std::vector<typename node_t::part> list;
+        list.reserve(views.size());
+        auto const dense = row_major_strides(out.extents());
+        index_t offset = 0;
+        for (std::size_t k = 0; k < views.size(); ++k) {
+          View const& v = views[k];
+          list.push_back({states[k], autograd::detail::padded(v.extents(), index_t{1}),
+                          v.size() > 0 ? offset * dense[pos] : 0, v.size()});
+          offset += v.extents()[pos];
+        }
+        out.attach_grad_fn(std::make_shared<node_t>(autograd::detail::padded(out.extents(), index_t{1}),
+                                                    std::move(list)));
+      }
+    }
+  }
+}
+
+/// The gradient state of @p t when it needs one, else null.
+template <class Tensor>
+std::shared_ptr<autograd::tensor_state> state_if_required(Tensor const& t) {
+  if constexpr (std::is_floating_point_v<typename Tensor::value_type>) {
+    return t.requires_grad() ? t.grad_state() : nullptr;
+  } else {
+    return nullptr;
+  }
+}
+
+/// The evaluated tensors of a range of expressions, as a vector.
+template <class R>
+auto evaluated_list(R&& parts) {
+  using part_t = std::remove_cvref_t<decltype(eval(std::declval<std::ranges::range_reference_t<R>>()))>;
+  std::vector<part_t> out;
+  if constexpr (std::ranges::sized_range<R>) out.reserve(static_cast<std::size_t>(std::ranges::size(parts)));
+  for (auto&& p : parts) out.push_back(eval(p));
+  return out;
+}
 
 }  // namespace detail
 
@@ -314,6 +379,96 @@ auto concat(X0 const& x0, Xs const&... xs) {
       }
     }
     return out;
+  }
+}
+
+/// @brief Joins a run-time list of tensors along the dim D, in order
+/// (d2l's `torch.cat(outputs, dim=0)` over decoding steps):
+/// `concat<Steps>(steps)` maps a `std::vector` of [Steps=1, Batch, Vocab]
+/// to [Steps=n, Batch, Vocab].
+///
+/// @p parts is any range (`std::vector`, `std::array`, a view) of
+/// expressions of one type.  D's extent in the result is the sum, dynamic;
+/// the other dims keep any static extent.  One copy of every element (not a
+/// chain of binary concats), and one node: each operand's gradient is its
+/// range of the result's.  D not a dim is a compile error
+/// (`not_a_dimension_of`); an empty list is a `value_error`; extents other
+/// than D's that disagree are a `shape_error` naming the dim, the operands
+/// and both sizes.
+template <class D, std::ranges::input_range R>
+  requires(Expression<std::remove_cvref_t<std::ranges::range_reference_t<R>>>)
+auto concat(R&& parts) {
+  using X = std::remove_cvref_t<std::ranges::range_reference_t<R>>;
+  using L = typename X::specs;
+  if constexpr (!detail::contains_v<D, L>) {
+    diagnostic::fire<diagnostic::not_a_dimension_of<call::concat, D, L>>();
+    return ill_formed{};
+  } else {
+    constexpr std::size_t pos = detail::index_of_v<D, L>;
+    constexpr std::size_t r = X::rank;
+    auto const list = detail::evaluated_list(std::forward<R>(parts));
+    if (list.empty()) throw value_error("concat: the list of tensors is empty");
+    auto ext = list.front().extents();
+    ext[pos] = 0;
+    std::vector<std::shared_ptr<autograd::tensor_state>> states;
+    states.reserve(list.size());
+    bool record = false;
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      auto const& p = list[k];
+      for (std::size_t i = 0; i < r; ++i) {
+        if (i != pos && p.extents()[i] != ext[i]) {
+          detail::throw_extent_mismatch("concat", detail::names_of<L>::value[i], ext[i], p.extents()[i], "operand 0",
+                                        "operand " + std::to_string(k));
+        }
+      }
+      ext[pos] = detail::checked_extent_sum("concat", ext[pos], p.extents()[pos], [&] {
+        return "dimension " + std::string(dim_name_v<D>) + " joined over " + std::to_string(k + 1) + " operands";
+      });
+      states.push_back(detail::state_if_required(p));
+      if constexpr (std::is_floating_point_v<typename X::value_type>) record = record || autograd::should_record(p);
+    }
+    using out_t = tensor_with_dims<typename X::backend, typename X::value_type, boost::mp11::mp_replace_at_c<L, pos, D>>;
+    out_t out(uninitialized, ext);
+    detail::join_views(pos, out, list, states, record);
+    return out;
+  }
+}
+
+namespace detail {
+/// @p x with the dim From called Into (itself when From is Into).
+template <class From, class Into, class X>
+auto renamed_to(X const& x) {
+  if constexpr (std::is_same_v<From, Into>) {
+    return x;
+  } else {
+    return rename<From, Into>(x);
+  }
+}
+}  // namespace detail
+
+/// @brief Joins operands along different dims into the dim @p Into:
+/// operand k's dim `Ds[k]` is renamed Into, then `concat<Into>`.
+/// `concat_as<DecIn, Hidden, Embed>(context, x)` maps [Batch, Hidden=16]
+/// and [Batch, Embed=8] to [Batch, DecIn=24] (d2l's `torch.cat((context,
+/// x), dim=-1)`, where the two feature sizes lose their names).
+///
+/// Into's extent is the sum, static when every joined extent is.  Every
+/// operand names one dim (a compile error otherwise); each renamed operand
+/// must then have the same dims in the same order (concat's
+/// `dims_differ`); a named dim missing from its operand, or Into already
+/// one of an operand's other dims, is rename's compile error
+/// (`not_a_dimension_of`, `already_a_dimension_of`).  Differentiable: each
+/// operand's gradient is its range of the result's, under its own dim.
+template <class Into, class... Ds, class... Xs>
+  requires(sizeof...(Xs) >= 2 && ((Expression<Xs> || is_ill_formed_v<Xs>) && ...))
+auto concat_as(Xs const&... xs) {
+  static_assert(sizeof...(Ds) == sizeof...(Xs),
+                "dimtensor: concat_as<Into, D0, D1, ...>(x0, x1, ...) names one dim per operand: "
+                "operand k is joined along its dim Dk, renamed Into");
+  if constexpr (sizeof...(Ds) != sizeof...(Xs)) {
+    return ill_formed{};
+  } else {
+    return concat<Into>(detail::renamed_to<Ds, Into>(xs)...);
   }
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 /// @file
-/// @brief `slice<D>(x, begin, end)`: a range of indices along one dim, as a view.
+/// @brief `slice<D>(x, begin, end, step)`: a range of indices along one dim,
+/// every step-th, as a view.
 
 #include <cstddef>
 #include <type_traits>
@@ -36,18 +37,20 @@ constexpr auto slice_diagnosis() {
 
 }  // namespace detail
 
-/// @brief The indices [@p begin, @p end) along the dim D:
+/// @brief The indices [@p begin, @p end) along the dim D, every @p step-th:
 /// `slice<Steps>(x, 1, 3)` maps [Batch, Steps=5, Embed] to
-/// [Batch, Steps=2, Embed].  D's extent becomes dynamic in the result.
+/// [Batch, Steps=2, Embed]; `slice<Hidden>(P, 0, 32, 2)` takes the even
+/// features (Python's `P[:, :, 0:32:2]`, d2l's `0::2`).  D's extent becomes
+/// dynamic in the result: ⌈(end - begin) / step⌉.
 ///
 /// A view: the result shares x's elements.  An expression is evaluated first.
-/// x's gradient is the result's inside [begin, end) and 0 elsewhere.
+/// x's gradient is the result's at the selected indices and 0 elsewhere.
 /// D not a dim of x is a compile error (`not_a_dimension_of`); bounds outside
-/// 0 ≤ begin ≤ end ≤ extent(D) are a `value_error` naming D, its extent and
-/// the bounds.
+/// 0 ≤ begin ≤ end ≤ extent(D), or a step below 1, are a `value_error`
+/// naming D, its extent and the bounds.
 template <class D, class X>
   requires(Expression<X> || is_ill_formed_v<X>)
-auto slice(X const& x, index_t begin, index_t end) {
+auto slice(X const& x, index_t begin, index_t end, index_t step = 1) {
   using diagnosis = typename decltype(detail::slice_diagnosis<D, X>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
     diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
@@ -62,18 +65,31 @@ auto slice(X const& x, index_t begin, index_t end) {
                         ") out of range for dimension " + std::string(dim_name_v<D>) + " of extent " +
                         std::to_string(e) + " (need 0 <= begin <= end <= extent)");
     }
+    if (step < 1) {
+      throw value_error("slice: step " + std::to_string(step) + " along dimension " + std::string(dim_name_v<D>) +
+                        " must be at least 1");
+    }
+    index_t const n = (end - begin) / step + ((end - begin) % step != 0 ? 1 : 0);
+    // With at most one index the step never moves the pointer: 1 keeps
+    // stride · step from overflowing for a step far beyond the extent.
+    index_t const stride_step = n > 1 ? step : 1;
     auto ext = t.extents();
-    ext[pos] = end - begin;
+    ext[pos] = n;
+    auto str = t.strides();
+    str[pos] *= stride_step;
     // An empty slice keeps the origin, so no pointer is formed past the storage.
-    auto* const data = begin < end ? t.data() + begin * t.strides()[pos] : t.data();
+    bool const empty = n == 0 || t.size() == 0;
+    auto* const data = empty ? t.data() : t.data() + begin * t.strides()[pos];
     using out_dims = boost::mp11::mp_replace_at_c<L, pos, D>;
     using out_t = tensor_with_dims<typename X::backend, typename X::value_type, out_dims>;
-    out_t out(t.storage(), data, ext, t.strides());
+    out_t out(t.storage(), data, ext, str);
     if constexpr (std::is_floating_point_v<typename X::value_type>) {
       if (autograd::should_record(t)) {
-        // The gradient: zeros of x's extents with g in the sliced range.
+        // The gradient: zeros of x's extents with g at the sliced indices.
         auto const dense = detail::row_major_strides(t.extents());
-        autograd::record_view("slice", out, t, dense, begin < end ? begin * dense[pos] : 0);
+        auto dstr = dense;
+        dstr[pos] *= stride_step;
+        autograd::record_view("slice", out, t, dstr, empty ? 0 : begin * dense[pos]);
       }
     }
     return out;

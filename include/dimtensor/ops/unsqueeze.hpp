@@ -26,8 +26,8 @@ struct tensor_rank {};
 template <class Call, class Position, class Rank, class Dims>
 struct position_past_rank {
   static_assert(always_false<Call, Position, Rank, Dims>,
-                "dimtensor: the position is past the rank of the tensor; unsqueeze<D, Pos> inserts D before "
-                "the dim at Pos, so Pos goes from 0 to the rank (see position_past_rank<call, at_position<Pos>, "
+                "dimtensor: the position is past the rank of the tensor; unsqueeze<D, Pos> and stack<D, Pos> "
+                "insert D before the dim at Pos, so Pos goes from 0 to the rank (see position_past_rank<call, at_position<Pos>, "
                 "tensor_rank<rank>, dims of the tensor> above)");
 };
 

@@ -108,6 +108,17 @@ class map_expr {
 
   /// Run-time extents.
   extents_type const& extents() const noexcept { return extents_; }
+  /// The extent of dim D, known without evaluating: `std::integral_constant`
+  /// when static, `index_t` when dynamic (as a tensor's `extent<D>()`).
+  template <class D>
+  auto extent() const {
+    return detail::extent_of<D, specs>(extents_);
+  }
+  /// The extent of dim D, as a named extent `D(n)`.
+  template <class D>
+  D named_extent() const {
+    return D(static_cast<index_t>(extent<D>()));
+  }
 
   /// Binds to an output of rank R.
   template <std::size_t R>

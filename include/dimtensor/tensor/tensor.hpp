@@ -58,6 +58,26 @@ using tensor = basic_tensor<default_backend, T, Specs...>;
 
 namespace detail {
 
+/// The extent of the dim D in a shape of dims @p Specs with run-time
+/// extents @p ext: `std::integral_constant` when static, `index_t` when
+/// dynamic; a compile error (`not_a_dimension_of<call::tensor, …>`) when D
+/// is not one of them.  What `extent<D>()` of a tensor and of a lazy
+/// expression returns.
+template <class D, class Specs, class Extents>
+auto extent_of(Extents const& ext) {
+  if constexpr (!contains_v<D, Specs>) {
+    (void)diagnostic::not_a_dimension_of<call::tensor, D, Specs>{};
+    return index_t{0};
+  } else {
+    using S = spec_for<D, Specs>;
+    if constexpr (is_static_v<S>) {
+      return std::integral_constant<index_t, static_extent_v<S>>{};
+    } else {
+      return ext[index_of_v<D, Specs>];
+    }
+  }
+}
+
 template <class T, std::size_t R>
 struct nested_list {
   using type = std::initializer_list<typename nested_list<T, R - 1>::type>;
@@ -271,17 +291,7 @@ class basic_tensor {
   /// The extent of dim D: `std::integral_constant` when static, `index_t` when dynamic.
   template <class D>
   auto extent() const {
-    if constexpr (!detail::contains_v<D, specs>) {
-      (void)diagnostic::not_a_dimension_of<call::tensor, D, specs>{};
-      return index_t{0};
-    } else {
-      using S = detail::spec_for<D, specs>;
-      if constexpr (is_static_v<S>) {
-        return std::integral_constant<index_t, static_extent_v<S>>{};
-      } else {
-        return extents_[detail::index_of_v<D, specs>];
-      }
-    }
+    return detail::extent_of<D, specs>(extents_);
   }
   /// The extent of dim D, as a named extent `D(n)`.
   template <class D>

@@ -6,6 +6,8 @@
 #include <dimtensor/ops/concat.hpp>
 #include <dimtensor/ops/transpose.hpp>
 
+#include "unit/support/gradcheck.hpp"
+
 namespace dt = dimtensor;
 
 namespace concat_test {
@@ -124,4 +126,46 @@ TEST_CASE("concat of operands large enough for the threaded copy", "[ops][concat
     for (dt::index_t s = 0; s < 400; ++s)
       all = all && c(Batch(i), Steps(s)) == (s < 300 ? a(Batch(i), Steps(s)) : b(Steps(s - 300), Batch(i)));
   CHECK(all);
+}
+
+namespace concat_test {
+DIMTENSOR_DIM(Hidden);
+DIMTENSOR_DIM(DecIn);
+}  // namespace concat_test
+
+TEST_CASE("concat_as joins different feature dims into a named dim of the summed extent", "[ops][concat]") {
+  // d2l's decoder input: torch.cat((context, x), dim=-1).
+  auto context = dt::empty<float>(Batch(2), Steps(1), Hidden(4));
+  auto x = dt::empty<float>(Batch(2), Steps(1), Embed(3));
+  iota(context, 0.f);
+  iota(x, 100.f);
+  auto const joined = dt::concat_as<DecIn, Hidden, Embed>(context, x);
+  STATIC_REQUIRE(std::is_same_v<std::remove_const_t<decltype(joined)>, dt::tensor<float, Batch, Steps, DecIn>>);
+  REQUIRE(joined.extents() == std::array<dt::index_t, 3>{2, 1, 7});
+  for (dt::index_t b = 0; b < 2; ++b) {
+    for (dt::index_t h = 0; h < 4; ++h) CHECK(joined(Batch(b), Steps(0), DecIn(h)) == context(Batch(b), Steps(0), Hidden(h)));
+    for (dt::index_t e = 0; e < 3; ++e) CHECK(joined(Batch(b), Steps(0), DecIn(4 + e)) == x(Batch(b), Steps(0), Embed(e)));
+  }
+  // Static extents give a static sum; an operand may already have Into.
+  auto const a = dt::ones<double>(Batch(2), Hidden::fixed<4>{});
+  auto const b = dt::zeros<double>(Batch(2), Embed::fixed<3>{});
+  auto const c = dt::zeros<double>(Batch(2), DecIn::fixed<1>{});
+  auto const three = dt::concat_as<DecIn, Hidden, Embed, DecIn>(a, b, c);
+  STATIC_REQUIRE(std::is_same_v<std::remove_const_t<decltype(three)>, dt::tensor<double, Batch, DecIn::fixed<8>>>);
+  CHECK(three(Batch(1), DecIn(3)) == 1.0);
+  CHECK(three(Batch(1), DecIn(4)) == 0.0);
+  // Expressions are evaluated first.
+  auto const lazy = dt::concat_as<DecIn, Hidden, Embed>(a * 2.0, b + 1.0);
+  CHECK(lazy(Batch(0), DecIn(0)) == 2.0);
+  CHECK(lazy(Batch(0), DecIn(6)) == 1.0);
+}
+
+TEST_CASE("concat_as: each operand's gradient is its part, under its own dim", "[ops][concat][autograd]") {
+  auto context = test_support::uniform<dt::tensor<double, Batch, Hidden>>({2, 4}, 3);
+  auto x = test_support::uniform<dt::tensor<double, Batch, Embed>>({2, 3}, 4);
+  test_support::check_gradients([](auto const& c, auto const& e) { return dt::concat_as<DecIn, Hidden, Embed>(c, e); },
+                                context, x);
+  test_support::check_gradients(
+      [](auto const& c, auto const& e) { return dt::tanh(dt::concat_as<DecIn, Embed, Hidden>(e * 2.0, c)); },
+      context, x);
 }

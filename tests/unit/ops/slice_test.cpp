@@ -1,10 +1,13 @@
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <type_traits>
 
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/ops/slice.hpp>
 #include <dimtensor/ops/transpose.hpp>
+
+#include "unit/support/gradcheck.hpp"
 
 namespace dt = dimtensor;
 
@@ -68,4 +71,49 @@ TEST_CASE("slice bounds out of range are a value_error", "[ops][slice]") {
                       Catch::Contains("slice: bounds [2, 6) out of range for dimension Steps of extent 5"));
   REQUIRE_THROWS_WITH(dt::slice<Steps>(x, 3, 2), Catch::Contains("[3, 2)") && Catch::Contains("Steps of extent 5"));
   REQUIRE_THROWS_WITH(dt::slice<Batch>(x, -1, 1), Catch::Contains("[-1, 1)") && Catch::Contains("Batch of extent 2"));
+}
+
+TEST_CASE("slice with a step takes every step-th index, as a view", "[ops][slice]") {
+  auto x = dt::empty<float>(Batch(2), Steps(7));
+  for (dt::index_t i = 0; i < x.size(); ++i) x.data()[i] = static_cast<float>(i);
+  // d2l's positional encoding: P[:, :, 0::2] and P[:, :, 1::2].
+  auto const even = dt::slice<Steps>(x, 0, 7, 2);
+  auto const odd = dt::slice<Steps>(x, 1, 7, 2);
+  REQUIRE(even.extents() == std::array<dt::index_t, 2>{2, 4});
+  REQUIRE(odd.extents() == std::array<dt::index_t, 2>{2, 3});
+  CHECK(even.storage() == x.storage());
+  CHECK(even.strides() == std::array<dt::index_t, 2>{7, 2});
+  for (dt::index_t b = 0; b < 2; ++b) {
+    for (dt::index_t s = 0; s < 4; ++s) CHECK(even(Batch(b), Steps(s)) == x(Batch(b), Steps(2 * s)));
+    for (dt::index_t s = 0; s < 3; ++s) CHECK(odd(Batch(b), Steps(s)) == x(Batch(b), Steps(2 * s + 1)));
+  }
+  // Writing through the view writes x; a step beyond the range keeps one index.
+  odd(Batch(1), Steps(2)) = -1.f;
+  CHECK(x(Batch(1), Steps(5)) == -1.f);
+  auto const one = dt::slice<Steps>(x, 3, 5, 1000);
+  REQUIRE(one.extents() == std::array<dt::index_t, 2>{2, 1});
+  CHECK(one(Batch(1), Steps(0)) == x(Batch(1), Steps(3)));
+  auto const huge = dt::slice<Steps>(x, 0, 7, std::numeric_limits<dt::index_t>::max());
+  CHECK(huge.extents()[1] == 1);
+  CHECK(dt::slice<Steps>(x, 4, 4, 3).extents()[1] == 0);
+  // Of a strided view: every other of every third.
+  auto const nested = dt::slice<Steps>(dt::slice<Steps>(x, 0, 7, 3), 0, 3, 2);
+  REQUIRE(nested.extents()[1] == 2);
+  CHECK(nested(Batch(0), Steps(1)) == x(Batch(0), Steps(6)));
+}
+
+TEST_CASE("slice: a step below 1 is a value_error naming the dim", "[ops][slice]") {
+  auto x = dt::zeros<float>(Batch(2), Steps(5));
+  REQUIRE_THROWS_WITH(dt::slice<Steps>(x, 0, 5, 0), Catch::Contains("slice: step 0 along dimension Steps"));
+  REQUIRE_THROWS_AS(dt::slice<Steps>(x, 0, 5, -2), dt::value_error);
+}
+
+TEST_CASE("slice: the gradient is the result's at the sliced indices and zero elsewhere", "[ops][slice][autograd]") {
+  using x_t = dt::tensor<double, Batch, Steps, Embed>;
+  auto x = test_support::uniform<x_t>({2, 7, 3}, 11);
+  test_support::check_gradients([](auto const& a) { return dt::slice<Steps>(a, 1, 7, 2); }, x);
+  test_support::check_gradients(
+      [](auto const& a) { return dt::slice<Steps>(a, 1, 7, 2) * dt::slice<Steps>(a, 0, 6, 2); }, x);
+  test_support::check_gradients([](auto const& a) { return dt::tanh(dt::slice<Embed>(a * 2.0, 0, 3, 2)); }, x);
+  test_support::check_gradients([](auto const& a) { return dt::slice<Steps>(a, 2, 5); }, x);
 }

@@ -8,6 +8,7 @@
 
 #include <dimtensor/ops/creation.hpp>
 #include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/ops/unsqueeze.hpp>
 #include <dimtensor/tensor/expression.hpp>
 
 namespace expression_test {
@@ -178,4 +179,20 @@ TEST_CASE("expression: nodes of nodes broadcast step by step", "[core][expressio
   auto r = dt::eval(node);
   for (index_t i = 0; i < 3; ++i)
     for (index_t k = 0; k < 2; ++k) CHECK(r(Queries(i), Hidden(k)) == 2.0f * static_cast<float>(i + k));
+}
+
+TEST_CASE("expression: extent<D>() and named_extent<D>() without evaluating", "[core][expression]") {
+  auto const a = dt::ones<float>(Batch(3), Hidden::fixed<4>{});
+  auto const q = dt::ones<float>(Queries(5), Hidden::fixed<4>{});
+  auto const e = dt::unsqueeze<Queries, 1>(a) + dt::unsqueeze<Batch, 0>(q) * 2.f;  // lazy [Batch, Queries, Hidden]
+  STATIC_REQUIRE(!dt::is_tensor_v<std::remove_const_t<decltype(e)>>);
+  CHECK(e.extent<Batch>() == 3);
+  CHECK(e.extent<Queries>() == 5);
+  STATIC_REQUIRE(std::is_same_v<decltype(e.extent<Hidden>()), std::integral_constant<dt::index_t, 4>>);
+  CHECK(e.named_extent<Queries>().value == 5);
+  STATIC_REQUIRE(std::is_same_v<decltype(e.named_extent<Batch>()), Batch>);
+  // The same answers as the evaluated tensor's.
+  auto const t = dt::eval(e);
+  CHECK(t.extent<Queries>() == e.extent<Queries>());
+  CHECK(t.extent<Batch>() == e.extent<Batch>());
 }
