@@ -75,7 +75,8 @@ class dropout : public module<dropout> {
   /// evaluated as a tensor of x's type.  Differentiable: the gradient is
   /// g · mask / (1 - p) (the same mask), and g itself in eval mode.
   template <class X>
-  requires(Expression<expr_t<X>> || is_ill_formed_v<X>) auto operator()(X const& x) {
+    requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
+  auto operator()(X const& x) {
     if constexpr (is_ill_formed_v<X>) {
       return ill_formed{};
     } else {

@@ -121,7 +121,8 @@ class embedding : public module<embedding<Vocab, Feat, T, Backend>> {
   /// (`embedding_indices_have_dim`); an index outside [0, num_embeddings())
   /// is a `value_error` naming it and Vocab.
   template <class I>
-  requires(Expression<expr_t<I>> || is_ill_formed_v<I>) auto operator()(I const& indices) const {
+    requires(Expression<expr_t<I>> || is_ill_formed_v<I>)
+  auto operator()(I const& indices) const {
     using diagnosis = typename decltype(detail::embedding_diagnosis<Vocab, Feat, Backend, I>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless the indices were ill_formed

@@ -56,7 +56,8 @@ class feed_forward : public module<feed_forward<In, Hidden, Out, T, Backend>> {
 
   /// @brief dense2(relu(dense1(x))): x's dims with In replaced by Out.
   template <class X>
-  requires(Expression<expr_t<X>> || is_ill_formed_v<X>) auto operator()(X const& x) const {
+    requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
+  auto operator()(X const& x) const {
     return dense2(relu(dense1(x)));
   }
 };

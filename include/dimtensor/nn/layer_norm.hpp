@@ -106,7 +106,8 @@ class layer_norm : public module<layer_norm<Feat, T, Backend>> {
   /// otherwise) of extent normalized_size() (`shape_error` naming Feat and
   /// both sizes).
   template <class X>
-  requires(Expression<expr_t<X>> || is_ill_formed_v<X>) auto operator()(X const& x) const {
+    requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
+  auto operator()(X const& x) const {
     using diagnosis = typename decltype(detail::layer_norm_diagnosis<Feat, T, Backend, X>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed

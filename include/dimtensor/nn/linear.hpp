@@ -175,7 +175,8 @@ class linear : public module<linear<In, Out, T, Backend>> {
   /// `contract`), the bias's gradient is the sum of the output's gradient
   /// over every dim but Out.
   template <class X>
-  requires(Expression<expr_t<X>> || is_ill_formed_v<X>) auto operator()(X const& x) const {
+    requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
+  auto operator()(X const& x) const {
     using diagnosis = typename decltype(detail::linear_diagnosis<In, Out, T, Backend, X>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed

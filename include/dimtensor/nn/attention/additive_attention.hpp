@@ -113,17 +113,18 @@ class additive_attention
   /// `attention_operand_has_foreign_dim`); the layers, broadcasting and the
   /// contraction check the rest.
   template <class Q, class K, class V, class... L>
-  requires(sizeof...(L) <= 1) auto operator()(Q const& queries, K const& keys, V const& values,
-                                              L const&... valid_lens) {
-    using diagnosis = typename decltype(detail::additive_diagnosis<Queries, KV, QueryFeat, KeyFeat, Hidden, expr_t<Q>,
-                                                                   expr_t<K>, expr_t<V>>())::type;
+    requires(sizeof...(L) <= 1)
+  auto operator()(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
+    using diagnosis = typename decltype(detail::additive_diagnosis<Queries, KV, QueryFeat, KeyFeat, Hidden,
+                                                                   expr_t<Q>, expr_t<K>, expr_t<V>>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed
       return ill_formed{};
     } else {
       auto const q = W_q(queries);  // [batch…, Queries, Hidden]
       auto const k = W_k(keys);     // [batch…, KV, Hidden]
-      constexpr std::size_t after_queries = dimtensor::detail::index_of_v<Queries, typename decltype(q)::specs> + 1;
+      constexpr std::size_t after_queries =
+          dimtensor::detail::index_of_v<Queries, typename decltype(q)::specs> + 1;
       constexpr std::size_t at_kv = dimtensor::detail::index_of_v<KV, typename decltype(k)::specs>;
       // Broadcast q over KV and k over Queries: [batch…, Queries, KV, Hidden], lazy until w_v.
       auto const features = tanh(unsqueeze<KV, after_queries>(q) + unsqueeze<Queries, at_kv>(k));

@@ -22,8 +22,8 @@
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
-#include <dimtensor/nn/module.hpp>
 #include <dimtensor/ops/contract.hpp>
+#include <dimtensor/nn/module.hpp>
 #include <dimtensor/ops/masked_softmax.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
@@ -128,9 +128,8 @@ using dims_lacking = boost::mp11::mp_remove_if_q<
 
 /// The dims of the list @p Wanted that a shape @p Specs has, in Wanted's order.
 template <class Specs, class Wanted>
-using dims_having =
-    boost::mp11::mp_copy_if_q<Wanted,
-                              boost::mp11::mp_bind_front<boost::mp11::mp_contains, dimtensor::detail::tags_of<Specs>>>;
+using dims_having = boost::mp11::mp_copy_if_q<
+    Wanted, boost::mp11::mp_bind_front<boost::mp11::mp_contains, dimtensor::detail::tags_of<Specs>>>;
 
 /// Which check fails first for an attention operand @p X that must have
 /// every dim of @p Needed and none of @p Foreign: a diagnostic class, or void.
@@ -176,8 +175,11 @@ using qkv_diagnosis_t = typename first_diagnosis<
 /// whatever their dims.
 ///
 /// A module's forward pass is a template, so the weights' type depends on
-/// the call; the store keeps the tensor as it was and hands it back only
-/// as the type it has, checked at run time (`value_error` naming both).
+/// the call; the store keeps the tensor as it was and hands it back as the
+/// type it has, or as a type of the same dims whose static extents differ
+/// (a query step from `unsqueeze` is `DecSteps::fixed<1>`; asking for
+/// `<Batch, DecSteps, EncSteps>` gets it with DecSteps dynamic), checked at
+/// run time (`value_error` naming both shapes otherwise).
 ///
 /// Each thread has its own last call: several threads may run one shared
 /// module (in eval mode) at once, and each reads back the weights of its
@@ -216,7 +218,8 @@ class weights_store {
     // The shape is spelled only when an error needs it, not on every call.
     auto const describe = [](std::any const& value) {
       auto const& t = std::any_cast<Tensor const&>(value);
-      return dimtensor::detail::shape_string<typename Tensor::specs>(t.extents());
+      return dimtensor::detail::shape_string<typename Tensor::specs>(t.extents()) + " (" +
+             joined_names<typename Tensor::specs>() + ")";
     };
     std::any value = std::move(weights);
     {
@@ -224,11 +227,12 @@ class weights_store {
       auto const id = this_thread_key();
       auto const it = std::find_if(entries_.begin(), entries_.end(), [&](entry const& e) { return e.thread == id; });
       if (it == entries_.end()) {
-        entries_.push_back(entry{id, std::move(value), describe});
+        entries_.push_back(entry{id, std::move(value), describe, &dynamic_of<Tensor>});
         return;
       }
       std::swap(it->value, value);
       it->describe = describe;
+      it->as_dynamic = &dynamic_of<Tensor>;
     }
     // The weights replaced are released here, outside the lock.
   }
@@ -244,12 +248,19 @@ class weights_store {
       throw value_error(std::string(module) +
                         ": no attention weights yet; they are kept by each call of the module, per thread");
     }
-    auto const* p = std::any_cast<Tensor>(&it->value);
-    if (p == nullptr) {
-      throw value_error(std::string(module) + ": the attention weights are " + it->describe(it->value) + ", not [" +
-                        joined_names<typename Tensor::specs>() + "]");
+    if (auto const* p = std::any_cast<Tensor>(&it->value)) return *p;
+    std::any const same_dims = it->as_dynamic(it->value);
+    if (auto const* d = std::any_cast<dynamic_t<Tensor>>(&same_dims)) {
+      // The same dims: every static extent Tensor names must hold.
+      auto const& wanted = dimtensor::detail::static_extents_of<typename Tensor::specs>::value;
+      bool fits = true;
+      for (std::size_t i = 0; i < wanted.size(); ++i) {
+        fits = fits && (wanted[i] == dynamic_extent || wanted[i] == d->extents()[i]);
+      }
+      if (fits) return Tensor(d->storage(), d->data(), d->extents(), d->strides());
     }
-    return *p;
+    throw value_error(std::string(module) + ": the attention weights are " + it->describe(it->value) + ", not [" +
+                      joined_names<typename Tensor::specs>() + "]");
   }
 
   /// Whether a call on this thread has kept weights.
@@ -265,7 +276,20 @@ class weights_store {
     void const* thread;
     std::any value;
     std::string (*describe)(std::any const&) = nullptr;
+    std::any (*as_dynamic)(std::any const&) = nullptr;
   };
+
+  /// Tensor with every extent dynamic (the same dims).
+  template <class Tensor>
+  using dynamic_t = tensor_with_dims<typename Tensor::backend, typename Tensor::value_type,
+                                     dimtensor::detail::tags_of<typename Tensor::specs>>;
+
+  /// The kept Tensor (in @p value) as its dynamic_t, sharing its storage.
+  template <class Tensor>
+  static std::any dynamic_of(std::any const& value) {
+    auto const& t = std::any_cast<Tensor const&>(value);
+    return dynamic_t<Tensor>(t.storage(), t.data(), t.extents(), t.strides());
+  }
 
   std::vector<entry> copy_entries() const {
     std::lock_guard const lock(mutex_);

@@ -85,7 +85,8 @@ constexpr auto dot_product_diagnosis() {
 /// auto out = attention(queries, keys, values, valid_lens);   // [Batch, Queries, ValueFeat]
 /// @endcode
 template <class Queries, class KV, class Feat, class T = float, class Backend = default_backend>
-class dot_product_attention : public attention_base<dot_product_attention<Queries, KV, Feat, T, Backend>, T, Backend> {
+class dot_product_attention
+    : public attention_base<dot_product_attention<Queries, KV, Feat, T, Backend>, T, Backend> {
   static_assert(DimTag<Queries> && DimTag<KV> && DimTag<Feat>,
                 "dimtensor: dot_product_attention<Queries, KV, Feat, T> needs dimension tags declared with "
                 "DIMTENSOR_DIM");
@@ -118,10 +119,10 @@ class dot_product_attention : public attention_base<dot_product_attention<Querie
   /// another backend than Backend (`backends_differ`), element types other
   /// than T; the contractions then check that the shared dims agree.
   template <class Q, class K, class V, class... L>
-  requires(sizeof...(L) <= 1) auto operator()(Q const& queries, K const& keys, V const& values,
-                                              L const&... valid_lens) {
-    using diagnosis = typename decltype(detail::dot_product_diagnosis<Queries, KV, Feat, T, Backend, expr_t<Q>,
-                                                                      expr_t<K>, expr_t<V>>())::type;
+    requires(sizeof...(L) <= 1)
+  auto operator()(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
+    using diagnosis = typename decltype(detail::dot_product_diagnosis<Queries, KV, Feat, T, Backend, expr_t<Q>, expr_t<K>,
+                                                                      expr_t<V>>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed
       return ill_formed{};

@@ -46,15 +46,15 @@ namespace detail {
 
 /// The tags of L with Moved taken out and put back right after After.
 template <class L, class Moved, class After>
-using move_after =
-    boost::mp11::mp_insert_c<boost::mp11::mp_remove<L, Moved>,
-                             dimtensor::detail::index_of_v<After, boost::mp11::mp_remove<L, Moved>> + 1, Moved>;
+using move_after = boost::mp11::mp_insert_c<
+    boost::mp11::mp_remove<L, Moved>,
+    dimtensor::detail::index_of_v<After, boost::mp11::mp_remove<L, Moved>> + 1, Moved>;
 
 /// The tags of L with Moved taken out and put back right before Before.
 template <class L, class Moved, class Before>
-using move_before =
-    boost::mp11::mp_insert_c<boost::mp11::mp_remove<L, Moved>,
-                             dimtensor::detail::index_of_v<Before, boost::mp11::mp_remove<L, Moved>>, Moved>;
+using move_before = boost::mp11::mp_insert_c<boost::mp11::mp_remove<L, Moved>,
+                                             dimtensor::detail::index_of_v<Before, boost::mp11::mp_remove<L, Moved>>,
+                                             Moved>;
 
 /// A head count given as `Heads(n)`, `Heads::fixed<N>{}` or a plain number, as a number.
 inline index_t head_count(index_t h) { return h; }
@@ -97,10 +97,10 @@ constexpr auto reshape_diagnosis() {
 
 inline void check_heads(std::string_view call, std::string_view hidden, index_t num_hiddens, index_t num_heads) {
   if (num_heads <= 0 || num_hiddens % num_heads != 0) {
-    throw value_error(
-        std::string(call) + ": " + std::to_string(num_heads) + " heads cannot split " + std::string(hidden) + "=" +
-        std::to_string(num_hiddens) +
-        (num_heads <= 0 ? " (the number of heads must be positive)" : " (the number of heads must divide it)"));
+    throw value_error(std::string(call) + ": " + std::to_string(num_heads) + " heads cannot split " +
+                      std::string(hidden) + "=" + std::to_string(num_hiddens) +
+                      (num_heads <= 0 ? " (the number of heads must be positive)"
+                                      : " (the number of heads must divide it)"));
   }
 }
 
@@ -115,10 +115,11 @@ inline void check_heads(std::string_view call, std::string_view hidden, index_t 
 /// (as in d2l), `Heads(n)` or `Heads::fixed<N>{}`.  `value_error` when the
 /// heads do not divide Hidden's extent.
 template <class Batch, class Hidden, class X, class Count>
-requires(Expression<expr_t<X>> || is_ill_formed_v<X>) auto transpose_qkv(X const& x, Count const& num_heads) {
-  using diagnosis =
-      typename decltype(detail::reshape_diagnosis<call::transpose_qkv, X, boost::mp11::mp_list<Batch, Hidden>,
-                                                  boost::mp11::mp_list<Heads, HeadFeat, BatchHeads>>())::type;
+  requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
+auto transpose_qkv(X const& x, Count const& num_heads) {
+  using diagnosis = typename decltype(detail::reshape_diagnosis<call::transpose_qkv, X,
+                                                                 boost::mp11::mp_list<Batch, Hidden>,
+                                                                 boost::mp11::mp_list<Heads, HeadFeat, BatchHeads>>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
     diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
     return ill_formed{};
@@ -140,10 +141,11 @@ requires(Expression<expr_t<X>> || is_ill_formed_v<X>) auto transpose_qkv(X const
 /// batch) is a compile error (`transpose_output_of_unmerged`); `value_error`
 /// when the heads do not divide BatchHeads' extent.
 template <class Batch, class Hidden, class X, class Count>
-requires(Expression<expr_t<X>> || is_ill_formed_v<X>) auto transpose_output(X const& x, Count const& heads) {
-  using diagnosis =
-      typename decltype(detail::reshape_diagnosis<call::transpose_output, X, boost::mp11::mp_list<BatchHeads, HeadFeat>,
-                                                  boost::mp11::mp_list<Batch, Hidden, Heads>>())::type;
+  requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
+auto transpose_output(X const& x, Count const& heads) {
+  using diagnosis = typename decltype(detail::reshape_diagnosis<call::transpose_output, X,
+                                                                 boost::mp11::mp_list<BatchHeads, HeadFeat>,
+                                                                 boost::mp11::mp_list<Batch, Hidden, Heads>>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
     diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
     return ill_formed{};
@@ -152,12 +154,13 @@ requires(Expression<expr_t<X>> || is_ill_formed_v<X>) auto transpose_output(X co
     auto const t = dimtensor::eval(x);
     index_t const merged = t.template extent<BatchHeads>();
     if (num_heads <= 0 || merged % num_heads != 0) {
-      throw value_error("transpose_output: " + std::to_string(num_heads) +
-                        " heads do not divide BatchHeads=" + std::to_string(merged));
+      throw value_error("transpose_output: " + std::to_string(num_heads) + " heads do not divide BatchHeads=" +
+                        std::to_string(merged));
     }
     auto const parts = split<BatchHeads, Batch, Heads>(t, Heads(num_heads));  // Batch=0 too
     using split_tags = dimtensor::detail::tags_of<typename decltype(parts)::specs>;
-    auto const heads_before_feat = detail::permute_to<detail::move_before<split_tags, Heads, HeadFeat>>::apply(parts);
+    auto const heads_before_feat =
+        detail::permute_to<detail::move_before<split_tags, Heads, HeadFeat>>::apply(parts);
     return merge<Heads, HeadFeat, Hidden>(heads_before_feat);
   }
 }
@@ -234,7 +237,8 @@ class multi_head_attention
   template <class HiddenSize, class HeadCount>
   multi_head_attention(KeyFeat key_size, QueryFeat query_size, ValueFeat value_size, HiddenSize num_hiddens,
                        HeadCount num_heads, double p = 0, bool bias = false)
-      : multi_head_attention(key_size, query_size, value_size, num_hiddens, num_heads, p, bias, default_generator()) {}
+      : multi_head_attention(key_size, query_size, value_size, num_hiddens, num_heads, p, bias,
+                             default_generator()) {}
 
   /// The number of heads.
   index_t num_heads() const noexcept { return num_heads_; }
@@ -242,8 +246,8 @@ class multi_head_attention
   /// @brief The named form: heads a dim of their own, valid_lens ([Batch]
   /// or [Batch, Queries], or none) broadcast over them by name.
   template <class Q, class K, class V, class... L>
-  requires(sizeof...(L) <= 1) auto operator()(Q const& queries, K const& keys, V const& values,
-                                              L const&... valid_lens) {
+    requires(sizeof...(L) <= 1)
+  auto operator()(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
     using diagnosis = typename decltype(operands_diagnosis<Q, K, V>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed
@@ -257,8 +261,8 @@ class multi_head_attention
   /// queries' first dim, as d2l's `X.shape[0]`), valid_lens repeated per
   /// head along Batch, `transpose_output` on the result.
   template <class Q, class K, class V, class... L>
-  requires(sizeof...(L) <= 1) auto forward_d2l(Q const& queries, K const& keys, V const& values,
-                                               L const&... valid_lens) {
+    requires(sizeof...(L) <= 1)
+  auto forward_d2l(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
     using diagnosis = typename decltype(d2l_diagnosis<Q, K, V>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed
@@ -306,8 +310,8 @@ class multi_head_attention
                                                       mp::mp_list<Queries, QueryFeat>, mp::mp_list<KV>>())::type,
           typename decltype(detail::operand_diagnosis<call_t, operand::keys, expr_t<K>, mp::mp_list<KV, KeyFeat>,
                                                       mp::mp_list<Queries>>())::type,
-          typename decltype(detail::operand_diagnosis<call_t, operand::values, expr_t<V>, mp::mp_list<KV, ValueFeat>,
-                                                      mp::mp_list<Queries>>())::type>::type;
+          typename decltype(detail::operand_diagnosis<call_t, operand::values, expr_t<V>,
+                                                      mp::mp_list<KV, ValueFeat>, mp::mp_list<Queries>>())::type>::type;
       return std::type_identity<type>{};
     }
   }
@@ -349,8 +353,8 @@ class multi_head_attention
   static constexpr void check_static_divisibility() {
     if constexpr (is_static_v<HiddenSize> && is_static_v<HeadCount>) {
       if constexpr (HeadCount::value <= 0 || HiddenSize::value % HeadCount::value != 0) {
-        (void)
-            diagnostic::heads_do_not_divide<call::multi_head_attention, Hidden, HiddenSize::value, HeadCount::value>{};
+        (void)diagnostic::heads_do_not_divide<call::multi_head_attention, Hidden, HiddenSize::value,
+                                              HeadCount::value>{};
       }
     }
   }

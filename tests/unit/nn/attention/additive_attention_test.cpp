@@ -197,6 +197,27 @@ TEST_CASE("additive_attention: attention_weights<Dims...>() checks the dims it i
                           Catch::Contains("not [Queries, Batch, KVPairs]"));
 }
 
+TEST_CASE("additive_attention: weights of a query step from unsqueeze read back with the step dynamic",
+          "[nn][attention]") {
+  // The Bahdanau decoder's query is one step, unsqueezed: Queries::fixed<1>.
+  dt::generator gen(4);
+  module_t<float> attention(KeyFeat(2), QueryFeat(3), Hidden(4), 0, gen);
+  auto const state = dt::randn<float>(gen, Batch(2), QueryFeat(3));
+  auto const query = dt::unsqueeze<Queries, 1>(state);
+  STATIC_REQUIRE(std::is_same_v<std::remove_const_t<decltype(query)>,
+                                dt::tensor<float, Batch, Queries::fixed<1>, QueryFeat>>);
+  auto const keys = dt::randn<float>(gen, Batch(2), KVPairs(5), KeyFeat(2));
+  auto const values = dt::randn<float>(gen, Batch(2), KVPairs(5), ValueFeat(2));
+  (void)attention(query, keys, values);
+  auto const dynamic = attention.attention_weights<Batch, Queries, KVPairs>();
+  auto const exact = attention.attention_weights<Batch, Queries::fixed<1>, KVPairs>();
+  REQUIRE(dynamic.extents() == std::array<index_t, 3>{2, 1, 5});
+  CHECK(dynamic.data() == exact.data());  // the same weights, not a copy
+  // A static extent that does not hold is still an error, and the message tells the two apart.
+  REQUIRE_THROWS_WITH((attention.attention_weights<Batch, Queries::fixed<2>, KVPairs>()),
+                      Catch::Contains("Queries::fixed<1>") && Catch::Contains("not [Batch, Queries::fixed<2>, KVPairs]"));
+}
+
 TEST_CASE("additive_attention: dropout on the weights in train mode only", "[nn][attention]") {
   dt::generator gen(8);
   auto const queries = dt::randn<float>(gen, Batch(2), Queries(3), QueryFeat(4));

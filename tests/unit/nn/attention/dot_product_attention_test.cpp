@@ -189,8 +189,13 @@ TEST_CASE("dot_product_attention: attention_weights<Dims...>() checks the dims i
                             Catch::Contains("[Batch=2, Queries=3, KVPairs=5]") &&
                             Catch::Contains("not [Batch, KVPairs, Queries]"));
   }
-  SECTION("a static extent where the weights' is dynamic: another tensor type") {
-    REQUIRE_THROWS_AS((attention.attention_weights<Batch, Queries, KVPairs::fixed<5>>()), dt::value_error);
+  SECTION("a static extent where the weights' is dynamic: accepted when it holds") {
+    auto const w = attention.attention_weights<Batch, Queries, KVPairs::fixed<5>>();
+    CHECK(w.data() == attention.attention_weights<Batch, Queries, KVPairs>().data());
+    REQUIRE_THROWS_AS((attention.attention_weights<Batch, Queries, KVPairs::fixed<4>>()), dt::value_error);
+    REQUIRE_THROWS_WITH((attention.attention_weights<Batch, Queries, KVPairs::fixed<4>>()),
+                        Catch::Contains("[Batch=2, Queries=3, KVPairs=5]") &&
+                            Catch::Contains("not [Batch, Queries, KVPairs::fixed<4>]"));
   }
   SECTION("other dims") {
     REQUIRE_THROWS_WITH((attention.attention_weights<Queries, KVPairs>()),
