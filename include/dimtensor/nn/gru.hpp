@@ -56,8 +56,10 @@
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/permute.hpp>
+#include <dimtensor/ops/select.hpp>
 #include <dimtensor/ops/random.hpp>
 #include <dimtensor/ops/to.hpp>
+#include <dimtensor/ops/unsqueeze.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
@@ -76,6 +78,16 @@ struct gru_input_dims {
   static_assert(always_false<Time, Batch, In, Dims>,
                 "dimtensor: gru<Time, Batch, In, Hidden> takes a tensor of exactly the dims Time, Batch and In, "
                 "in any order (see gru_input_dims<Time, Batch, In, dims of the tensor> above)");
+};
+
+/// `gru<Time, Batch, In, Hidden>::step` applied to a tensor of dims @p Dims,
+/// which are not exactly Batch and In (one step's input has no Time).
+template <class Time, class Batch, class In, class Dims>
+struct gru_step_input_dims {
+  static_assert(always_false<Time, Batch, In, Dims>,
+                "dimtensor: gru<Time, Batch, In, Hidden>::step takes one step's input, a tensor of exactly the dims "
+                "Batch and In, without Time (see gru_step_input_dims<Time, Batch, In, dims of the tensor> above); "
+                "a whole sequence goes to operator()");
 };
 
 /// A gru's initial state of dims @p Dims, which are not [Layers, Batch, Hidden].
@@ -310,15 +322,10 @@ class gru_layer_node final : public autograd::node {
   /// state is @p x_state, from the initial state @p h0 (its state @p h0_state).
   gru_layer_node(gru_saved<T, Backend> s, gru_weights<T, Backend> p, std::shared_ptr<autograd::tensor_state> x_state,
                  std::shared_ptr<autograd::tensor_state> h0_state, index_t h0_size, index_t layer)
-      : node("gru"),
-        s_(std::move(s)),
-        p_(std::move(p)),
-        x_state_(std::move(x_state)),
-        h0_state_(std::move(h0_state)),
-        h0_size_(h0_size),
-        layer_(layer) {
-    for (auto const* st :
-         {&x_state_, &p_.weight_ih_state, &p_.weight_hh_state, &p_.bias_ih_state, &p_.bias_hh_state, &h0_state_}) {
+      : node("gru"), s_(std::move(s)), p_(std::move(p)), x_state_(std::move(x_state)), h0_state_(std::move(h0_state)),
+        h0_size_(h0_size), layer_(layer) {
+    for (auto const* st : {&x_state_, &p_.weight_ih_state, &p_.weight_hh_state, &p_.bias_ih_state, &p_.bias_hh_state,
+                           &h0_state_}) {
       if (*st) inputs.push_back(*st);
     }
   }
@@ -352,7 +359,9 @@ class gru_layer_node final : public autograd::node {
       index_t const o = t * bh;
       index_t const go = t * batch * 3 * hidden;
       auto const at = [&](auto const& src) { return view_of<step_t>(src, o, se, dense); };
-      auto const gate = [&](auto const& src, index_t k) { return view_of<step_t>(src, go + k * hidden, se, gate_str); };
+      auto const gate = [&](auto const& src, index_t k) {
+        return view_of<step_t>(src, go + k * hidden, se, gate_str);
+      };
       step_t const r = at(s_.r), z = at(s_.z), n = at(s_.n), hn = at(s_.hn);
       step_t const hp = view_of<step_t>(s_.hs, o, se, dense);
       dh = step_t(dh + at(gc));
@@ -371,14 +380,16 @@ class gru_layer_node final : public autograd::node {
     rows_gates_t const dgx_rows(dgx.storage(), dgx.data(), {rows, 3 * hidden}, {3 * hidden, 1});
     rows_gates_t const dgh_rows(dgh.storage(), dgh.data(), {rows, 3 * hidden}, {3 * hidden, 1});
     if (p_.weight_ih_state) {
-      basic_tensor<Backend, T, TimeBatch, GruIn> const x_rows(s_.xs.storage(), s_.xs.data(), {rows, s_.xs.extents()[2]},
-                                                              {s_.xs.extents()[2], 1});
-      add_tensor_gradient(*p_.weight_ih_state, dimtensor::detail::contract_tensors<TimeBatch>("gru", dgx_rows, x_rows));
+      basic_tensor<Backend, T, TimeBatch, GruIn> const x_rows(s_.xs.storage(), s_.xs.data(),
+                                                             {rows, s_.xs.extents()[2]}, {s_.xs.extents()[2], 1});
+      add_tensor_gradient(*p_.weight_ih_state,
+                          dimtensor::detail::contract_tensors<TimeBatch>("gru", dgx_rows, x_rows));
     }
     if (p_.weight_hh_state) {
       basic_tensor<Backend, T, TimeBatch, GruHidden> const h_rows(s_.hs.storage(), s_.hs.data(), {rows, hidden},
-                                                                  {hidden, 1});
-      add_tensor_gradient(*p_.weight_hh_state, dimtensor::detail::contract_tensors<TimeBatch>("gru", dgh_rows, h_rows));
+                                                                 {hidden, 1});
+      add_tensor_gradient(*p_.weight_hh_state,
+                          dimtensor::detail::contract_tensors<TimeBatch>("gru", dgh_rows, h_rows));
     }
     // The biases' gradients: dgx and dgh summed over Time and Batch, the
     // positions a bias is broadcast over.
@@ -625,7 +636,8 @@ class gru : public module<gru<Time, Batch, In, Hidden, T, Backend>> {
   /// otherwise, at compile time), In of extent input_size() (`shape_error`
   /// naming In) and at least one step (`value_error`).
   template <class X>
-  requires(Expression<expr_t<X>> || is_ill_formed_v<X>) auto operator()(X const& x) {
+    requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
+  auto operator()(X const& x) {
     return run(x, std::optional<state_type>{});
   }
 
@@ -633,8 +645,8 @@ class gru : public module<gru<Time, Batch, In, Hidden, T, Backend>> {
   /// (`gru_state_dims` otherwise; its extents must be num_layers(), x's
   /// Batch and hidden_size(), `shape_error` naming the dim otherwise).
   template <class X, class S>
-  requires((Expression<expr_t<X>> || is_ill_formed_v<X>)&&(Expression<expr_t<S>> || is_ill_formed_v<S>)) auto
-  operator()(X const& x, S const& state) {
+    requires((Expression<expr_t<X>> || is_ill_formed_v<X>) && (Expression<expr_t<S>> || is_ill_formed_v<S>))
+  auto operator()(X const& x, S const& state) {
     using diagnosis = typename decltype(detail::gru_state_diagnosis<Batch, Hidden, T, Backend, S>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
       diagnostic::fire<diagnosis>();  // the compile error, unless the state was ill_formed
@@ -642,6 +654,34 @@ class gru : public module<gru<Time, Batch, In, Hidden, T, Backend>> {
     } else {
       auto const st = dimtensor::eval(state);
       return run(x, std::optional<std::remove_cvref_t<decltype(st)>>(st));
+    }
+  }
+
+  /// @brief One step of the network, for decoding a token at a time: @p x
+  /// is one step's input, [Batch, In] (no Time), @p state the state
+  /// [Layers, Batch, Hidden]; returns the top layer's new state [Batch,
+  /// Hidden] (the step's output) and the new state, as a pair.
+  ///
+  /// The same computation, parameters and gradients as `(*this)(x', state)`
+  /// for x' = x with a Time of one step; x must have exactly the dims Batch
+  /// and In (`gru_step_input_dims` otherwise).
+  template <class X, class S>
+    requires((Expression<expr_t<X>> || is_ill_formed_v<X>) && (Expression<expr_t<S>> || is_ill_formed_v<S>))
+  auto step(X const& x, S const& state) {
+    if constexpr (any_ill_formed_v<X, S>) {
+      return ill_formed{};
+    } else if constexpr (expr_t<X>::rank != 2 || !dimtensor::detail::contains_v<Batch, typename expr_t<X>::specs> ||
+                         !dimtensor::detail::contains_v<In, typename expr_t<X>::specs>) {
+      diagnostic::fire<diagnostic::gru_step_input_dims<Time, Batch, In, typename expr_t<X>::specs>>();
+      return ill_formed{};
+    } else {
+      auto [outputs, next] = (*this)(dimtensor::unsqueeze<Time, 0>(x), state);
+      if constexpr (is_ill_formed_v<decltype(outputs)>) {
+        return ill_formed{};
+      } else {
+        auto out = dimtensor::select<Time>(outputs, 0);
+        return std::pair<decltype(out), decltype(next)>(std::move(out), std::move(next));
+      }
     }
   }
 
@@ -670,9 +710,10 @@ class gru : public module<gru<Time, Batch, In, Hidden, T, Backend>> {
 
   static index_t checked_first(In input_size, Hidden num_hiddens, index_t num_layers) {
     if (input_size.value <= 0 || num_hiddens.value <= 0 || num_layers <= 0) {
-      throw value_error("gru: extents and the number of layers must be positive, got " + std::string(dim_name_v<In>) +
-                        " " + std::to_string(input_size.value) + ", " + std::string(dim_name_v<Hidden>) + " " +
-                        std::to_string(num_hiddens.value) + " and " + std::to_string(num_layers) + " layers");
+      throw value_error("gru: extents and the number of layers must be positive, got " +
+                        std::string(dim_name_v<In>) + " " + std::to_string(input_size.value) + ", " +
+                        std::string(dim_name_v<Hidden>) + " " + std::to_string(num_hiddens.value) + " and " +
+                        std::to_string(num_layers) + " layers");
     }
     return input_size.value;
   }
@@ -699,9 +740,9 @@ class gru : public module<gru<Time, Batch, In, Hidden, T, Backend>> {
         char const* what[3] = {"given state", "given state", "given state"};
         for (std::size_t i = 0; i < 3; ++i) {
           if (e[i] != want[i]) {
-            dimtensor::detail::throw_extent_mismatch("gru",
-                                                     dimtensor::detail::names_of<typename state_type::specs>::value[i],
-                                                     e[i], want[i], what[i], i == 1 ? "input" : "module");
+            dimtensor::detail::throw_extent_mismatch("gru", dimtensor::detail::names_of<typename state_type::specs>::value[i],
+                                                     e[i], want[i], what[i],
+                                                     i == 1 ? "input" : "module");
           }
         }
       }
@@ -711,8 +752,8 @@ class gru : public module<gru<Time, Batch, In, Hidden, T, Backend>> {
       for (std::size_t k = 0; k < upper_layers.size(); ++k) {
         seq_t const below = ys.back();
         seq_t const in_k = dropout.is_training() && dropout.p() > 0 ? seq_t(dropout(below)) : below;
-        ys.push_back(
-            detail::gru_layer_forward<Time, Batch, Hidden>(upper_layers[k], in_k, h0, static_cast<index_t>(k + 1)));
+        ys.push_back(detail::gru_layer_forward<Time, Batch, Hidden>(upper_layers[k], in_k, h0,
+                                                                    static_cast<index_t>(k + 1)));
       }
       auto state = detail::gru_final_state(ys);
       using target = boost::mp11::mp_replace<dimtensor::detail::tags_of<typename xt_t::specs>, In, Hidden>;

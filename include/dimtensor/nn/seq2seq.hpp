@@ -1,0 +1,405 @@
+#pragma once
+/// @file
+/// @brief d2l's sequence-to-sequence models with Bahdanau attention:
+/// `nn::seq2seq_encoder` (`Seq2SeqEncoder`), `nn::seq2seq_attention_decoder`
+/// (`Seq2SeqAttentionDecoder`), `nn::encoder_decoder` (`EncoderDecoder`) and
+/// greedy decoding, `nn::predict_seq2seq`.
+///
+/// The models name what PyTorch leaves to comments: the batch, the source
+/// steps (EncSteps), the target steps (DecSteps), the vocabularies, the
+/// embedding and the hidden features are dims of their own, so feeding the
+/// encoder's steps where the decoder's are expected, attending over the
+/// decoder's own steps, or forgetting d2l's `permute(1, 0, 2)` are compile
+/// errors, not silently wrong tensors.  The members are d2l's, under its
+/// names, so `state_dict` keys match (`encoder.rnn.weight_ih_l0`,
+/// `decoder.attention.W_k.weight`, …).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <dimtensor/config.hpp>
+#include <dimtensor/core/concepts.hpp>
+#include <dimtensor/core/diagnostic.hpp>
+#include <dimtensor/core/dim.hpp>
+#include <dimtensor/core/dims.hpp>
+#include <dimtensor/core/error.hpp>
+#include <dimtensor/nn/attention/additive_attention.hpp>
+#include <dimtensor/nn/attention/common.hpp>
+#include <dimtensor/nn/embedding.hpp>
+#include <dimtensor/nn/gru.hpp>
+#include <dimtensor/nn/linear.hpp>
+#include <dimtensor/nn/module.hpp>
+#include <dimtensor/ops/concat.hpp>
+#include <dimtensor/ops/random.hpp>
+#include <dimtensor/ops/reduce.hpp>
+#include <dimtensor/ops/select.hpp>
+#include <dimtensor/ops/unsqueeze.hpp>
+#include <dimtensor/tensor/tensor.hpp>
+
+namespace dimtensor {
+
+namespace call {
+/// `nn::seq2seq_encoder::operator()`.
+struct seq2seq_encoder {};
+/// `nn::seq2seq_attention_decoder::operator()` and `init_state`.
+struct seq2seq_attention_decoder {};
+}  // namespace call
+
+namespace diagnostic {
+
+/// Tokens of dims @p Dims given to a seq2seq module @p Call that reads
+/// tokens of exactly the dims @p Expected (`dims<Batch, Steps>`).
+template <class Call, class Expected, class Dims>
+struct seq2seq_tokens_dims {
+  static_assert(always_false<Call, Expected, Dims>,
+                "dimtensor: a seq2seq module was given tokens of other dims than its own batch and steps (see "
+                "seq2seq_tokens_dims<call, dims expected, dims of the tokens> above); the encoder reads the source "
+                "(EncSteps), the decoder the target (DecSteps)");
+};
+
+/// Valid lengths of dims @p Dims given to a seq2seq decoder whose sources'
+/// valid lengths are [Batch].
+template <class Call, class Batch, class Dims>
+struct seq2seq_valid_lens_dims {
+  static_assert(always_false<Call, Batch, Dims>,
+                "dimtensor: the sources' valid lengths are one number per sequence, [Batch] (see "
+                "seq2seq_valid_lens_dims<call, Batch, dims of the lengths> above)");
+};
+
+}  // namespace diagnostic
+
+namespace nn {
+
+namespace detail {
+/// What is wrong with tokens of type X for a module reading [Batch, Steps]:
+/// a diagnostic class, `ill_formed`, or void.
+template <class Call, class Batch, class Steps, class X>
+constexpr auto tokens_diagnosis() {
+  if constexpr (is_ill_formed_v<X>) {
+    return std::type_identity<ill_formed>{};
+  } else {
+    using L = typename expr_t<X>::specs;
+    if constexpr (expr_t<X>::rank != 2 || !dimtensor::detail::contains_v<Batch, L> ||
+                  !dimtensor::detail::contains_v<Steps, L>) {
+      return std::type_identity<diagnostic::seq2seq_tokens_dims<Call, dims<Batch, Steps>, L>>{};
+    } else {
+      return std::type_identity<void>{};
+    }
+  }
+}
+}  // namespace detail
+
+/// The Bahdanau decoder's attention features: d2l's
+/// `AdditiveAttention(num_hiddens, num_hiddens, num_hiddens)` maps the
+/// hidden state into a space of num_hiddens features of its own.
+DIMTENSOR_DIM(AttentionHidden);
+/// The Bahdanau decoder's GRU input: the context (Hidden) then the embedded
+/// token (Embed), d2l's `torch.cat((context, x), dim=-1)`.
+DIMTENSOR_DIM(DecoderInput);
+
+/// @brief d2l's `Seq2SeqEncoder(vocab_size, embed_size, num_hiddens,
+/// num_layers, dropout)`: an embedding and a GRU over the source tokens.
+///
+/// Tokens are [Batch, Steps] indices (int32 or int64, any order of the two
+/// dims); the call returns the GRU's outputs [Batch, Steps, Hidden] and its
+/// final state [Layers, Batch, Hidden] as a pair (d2l's `(output, state)`,
+/// without its time-major permute: dims are found by name).
+/// Members, in d2l's order: `embedding`, `rnn`.
+template <class Batch, class Steps, class Vocab, class Embed, class Hidden, class T = float,
+          class Backend = default_backend>
+class seq2seq_encoder : public module<seq2seq_encoder<Batch, Steps, Vocab, Embed, Hidden, T, Backend>> {
+ public:
+  /// The dims of the source: batch and steps.
+  using batch_dim = Batch;
+  /// The source steps.
+  using steps_dim = Steps;
+  /// The hidden features of the outputs and the state.
+  using hidden_dim = Hidden;
+  /// The element type.
+  using value_type = T;
+  /// The backend of the parameters and of the tokens.
+  using backend = Backend;
+
+  // d2l's members: the token embedding [Vocab, Embed] and the GRU reading it.
+  BOOST_HANA_DEFINE_STRUCT(seq2seq_encoder, (nn::embedding<Vocab, Embed, T, Backend>, embedding),
+                           (nn::gru<Steps, Batch, Embed, Hidden, T, Backend>, rnn));
+
+  /// The layers drawn from @p gen in d2l's order (embedding, rnn).
+  seq2seq_encoder(Vocab vocab_size, Embed embed_size, Hidden num_hiddens, index_t num_layers, double dropout,
+                  generator& gen)
+      : embedding(vocab_size, embed_size, gen), rnn(embed_size, num_hiddens, num_layers, dropout, gen) {}
+  /// As above, drawing from `default_generator()`.
+  seq2seq_encoder(Vocab vocab_size, Embed embed_size, Hidden num_hiddens, index_t num_layers, double dropout = 0)
+      : seq2seq_encoder(vocab_size, embed_size, num_hiddens, num_layers, dropout, default_generator()) {}
+
+  /// @brief The GRU's outputs [Batch, Steps, Hidden] and final state
+  /// [Layers, Batch, Hidden] for the tokens @p x, [Batch, Steps]; valid
+  /// lengths, if given, are ignored (as d2l's `forward(X, *args)`).
+  template <class X, class... L>
+    requires(sizeof...(L) <= 1)
+  auto operator()(X const& x, L const&...) {
+    using diagnosis = typename decltype(detail::tokens_diagnosis<call::seq2seq_encoder, Batch, Steps, X>())::type;
+    if constexpr (!std::is_void_v<diagnosis>) {
+      diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+      return ill_formed{};
+    } else {
+      return rnn(embedding(x));
+    }
+  }
+};
+
+/// @brief The decoder's state between calls: the encoder's outputs (keys
+/// and values of the attention), the GRU's state, and the source's valid
+/// lengths (none: every step counts).
+template <class Batch, class EncSteps, class Hidden, class T = float, class Backend = default_backend>
+struct seq2seq_state {
+  /// The encoder's outputs, [Batch, EncSteps, Hidden].
+  basic_tensor<Backend, T, Batch, EncSteps, Hidden> enc_outputs;
+  /// The GRU's state, [Layers, Batch, Hidden].
+  basic_tensor<Backend, T, Layers, Batch, Hidden> hidden;
+  /// The valid lengths of the sources, [Batch].
+  std::optional<basic_tensor<Backend, std::int64_t, Batch>> enc_valid_lens;
+};
+
+/// @brief d2l's `Seq2SeqAttentionDecoder(vocab_size, embed_size,
+/// num_hiddens, num_layers, dropout)`: at each target step, additive
+/// attention of the top layer's state over the encoder's outputs, the
+/// context joined to the embedded token, one GRU step, then a dense layer
+/// to the vocabulary.
+///
+/// Tokens are [Batch, DecSteps] indices; a call returns the logits
+/// [Batch, DecSteps, Vocab] and the next state, as a pair, and keeps the
+/// per-step attention weights, `attention_weights()`, [Batch, DecSteps,
+/// EncSteps].  Members, in d2l's order: `attention` (W_k, W_q, w_v over
+/// AttentionHidden), `embedding`, `rnn` (reading DecoderInput = Hidden +
+/// Embed), `dense`.
+template <class Batch, class DecSteps, class EncSteps, class Vocab, class Embed, class Hidden, class T = float,
+          class Backend = default_backend>
+class seq2seq_attention_decoder
+    : public module<seq2seq_attention_decoder<Batch, DecSteps, EncSteps, Vocab, Embed, Hidden, T, Backend>> {
+  static_assert(!std::is_same_v<DecSteps, EncSteps>,
+                "dimtensor: seq2seq_attention_decoder needs the target steps and the source steps to be different "
+                "dims (DecSteps and EncSteps), so that attention over the wrong steps is a compile error");
+
+ public:
+  /// The batch dim.
+  using batch_dim = Batch;
+  /// The target steps.
+  using steps_dim = DecSteps;
+  /// The target vocabulary.
+  using vocab_dim = Vocab;
+  /// The element type.
+  using value_type = T;
+  /// The backend.
+  using backend = Backend;
+  /// The state between calls.
+  using state_type = seq2seq_state<Batch, EncSteps, Hidden, T, Backend>;
+  /// The kept attention weights, [Batch, DecSteps, EncSteps].
+  using weights_type = basic_tensor<Backend, T, Batch, DecSteps, EncSteps>;
+
+  // d2l's members, in its order.
+  BOOST_HANA_DEFINE_STRUCT(seq2seq_attention_decoder,
+                           (additive_attention<DecSteps, EncSteps, Hidden, Hidden, AttentionHidden, T, Backend>,
+                            attention),
+                           (nn::embedding<Vocab, Embed, T, Backend>, embedding),
+                           (nn::gru<DecSteps, Batch, DecoderInput, Hidden, T, Backend>, rnn),
+                           (linear<Hidden, Vocab, T, Backend>, dense));
+
+  /// The layers drawn from @p gen in d2l's order (attention, embedding,
+  /// rnn, dense).
+  seq2seq_attention_decoder(Vocab vocab_size, Embed embed_size, Hidden num_hiddens, index_t num_layers,
+                            double dropout, generator& gen)
+      : attention(num_hiddens, num_hiddens, AttentionHidden(num_hiddens.value), dropout, gen),
+        embedding(vocab_size, embed_size, gen),
+        rnn(DecoderInput(checked_sum(embed_size, num_hiddens)), num_hiddens, num_layers, dropout, gen),
+        dense(num_hiddens, vocab_size, true, gen) {}
+  /// As above, drawing from `default_generator()`.
+  seq2seq_attention_decoder(Vocab vocab_size, Embed embed_size, Hidden num_hiddens, index_t num_layers,
+                            double dropout = 0)
+      : seq2seq_attention_decoder(vocab_size, embed_size, num_hiddens, num_layers, dropout, default_generator()) {}
+
+  /// @brief d2l's `init_state(enc_outputs, enc_valid_lens)`: the encoder's
+  /// (outputs, state) pair and the sources' valid lengths ([Batch], or
+  /// none).
+  template <class EncOutputs, class... L>
+    requires(sizeof...(L) <= 1)
+  state_type init_state(EncOutputs const& enc_outputs, L const&... enc_valid_lens) const {
+    state_type state{enc_outputs.first, enc_outputs.second, std::nullopt};
+    (set_lens(state, enc_valid_lens), ...);
+    return state;
+  }
+
+  /// @brief The logits [Batch, DecSteps, Vocab] for the target tokens @p x
+  /// ([Batch, DecSteps]) from @p state, and the state after them.
+  ///
+  /// Each step attends with the top layer's state (`select<Layers>(hidden,
+  /// -1)`, one query step) over the encoder's outputs, masked by the valid
+  /// lengths, and runs the GRU one step on (context, embedded token).
+  template <class X>
+    requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
+  auto operator()(X const& x, state_type state) {
+    using diagnosis =
+        typename decltype(detail::tokens_diagnosis<call::seq2seq_attention_decoder, Batch, DecSteps, X>())::type;
+    if constexpr (!std::is_void_v<diagnosis>) {
+      diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+      return ill_formed{};
+    } else {
+      return run(x, std::move(state));
+    }
+  }
+
+  /// This thread's last call's attention weights, [Batch, DecSteps,
+  /// EncSteps], one row per target step (d2l's `attention_weights`
+  /// stacked); `value_error` before the first call.
+  weights_type attention_weights() const { return weights_.get<weights_type>("seq2seq_attention_decoder"); }
+
+ private:
+  detail::weights_store weights_;
+
+  template <class X>
+  auto run(X const& x, state_type state) {
+    auto const embedded = embedding(x);  // [Batch, DecSteps, Embed]
+    index_t const steps = embedded.template extent<DecSteps>();
+    using step_output = std::remove_cvref_t<decltype(step(embedded, state, 0))>;
+    std::vector<step_output> outputs;
+    std::vector<weights_type> weights;
+    outputs.reserve(static_cast<std::size_t>(steps));
+    weights.reserve(static_cast<std::size_t>(steps));
+    for (index_t t = 0; t < steps; ++t) {
+      outputs.push_back(step(embedded, state, t));
+      weights.push_back(attention.template attention_weights<Batch, DecSteps, EncSteps>());
+    }
+    weights_.set(concat<DecSteps>(weights));
+    auto logits = dense(concat<DecSteps>(outputs));
+    return std::pair<decltype(logits), state_type>(std::move(logits), std::move(state));
+  }
+
+  static index_t checked_sum(Embed embed_size, Hidden num_hiddens) {
+    if (embed_size.value <= 0 || num_hiddens.value <= 0) {
+      throw value_error("seq2seq_attention_decoder: extents must be positive, got " + std::string(dim_name_v<Embed>) +
+                        " " + std::to_string(embed_size.value) + " and " + std::string(dim_name_v<Hidden>) + " " +
+                        std::to_string(num_hiddens.value));
+    }
+    return dimtensor::detail::checked_extent_sum("seq2seq_attention_decoder", embed_size.value, num_hiddens.value,
+                                                 [] { return std::string("the GRU's input (Embed + Hidden)"); });
+  }
+
+  static void set_lens(state_type&, std::nullopt_t) {}
+  template <class L>
+  static void set_lens(state_type& state, std::optional<L> const& lens) {
+    if (lens) set_lens(state, *lens);
+  }
+  template <class L>
+    requires(Expression<expr_t<L>>)
+  static void set_lens(state_type& state, L const& lens) {
+    using specs = typename expr_t<L>::specs;
+    if constexpr (expr_t<L>::rank != 1 || !dimtensor::detail::contains_v<Batch, specs>) {
+      diagnostic::fire<diagnostic::seq2seq_valid_lens_dims<call::seq2seq_attention_decoder, Batch, specs>>();
+    } else {
+      state.enc_valid_lens = cast<std::int64_t>(lens);
+    }
+  }
+
+  /// Step @p t: the GRU's output [Batch, DecSteps=1, Hidden]; updates
+  /// state.hidden.
+  template <class E>
+  auto step(E const& embedded, state_type& state, index_t t) {
+    // query: the top layer's state, one query step: [Batch, DecSteps=1, Hidden].
+    auto const query = unsqueeze<DecSteps, 1>(select<Layers>(state.hidden, -1));
+    auto const context = attention(query, state.enc_outputs, state.enc_outputs, state.enc_valid_lens);
+    auto const token = unsqueeze<DecSteps, 1>(select<DecSteps>(embedded, t));  // [Batch, DecSteps=1, Embed]
+    auto [out, hidden] = rnn(concat_as<DecoderInput, Hidden, Embed>(context, token), state.hidden);
+    state.hidden = std::move(hidden);
+    return out;
+  }
+};
+
+/// @brief d2l's `EncoderDecoder(encoder, decoder)`: the encoder's outputs
+/// initialize the decoder's state.  Members: `encoder`, `decoder`.
+template <class Encoder, class Decoder>
+class encoder_decoder : public module<encoder_decoder<Encoder, Decoder>> {
+ public:
+  BOOST_HANA_DEFINE_STRUCT(encoder_decoder, (Encoder, encoder), (Decoder, decoder));
+
+  /// Takes both halves.
+  encoder_decoder(Encoder enc, Decoder dec) : encoder(std::move(enc)), decoder(std::move(dec)) {}
+
+  /// @brief d2l's `forward(enc_X, dec_X, *args)`: the decoder's output for
+  /// the target tokens @p dec_x after the source @p enc_x, with the
+  /// sources' valid lengths (none, a tensor, or a `std::optional`).
+  template <class EX, class DX, class... L>
+    requires(sizeof...(L) <= 1)
+  auto operator()(EX const& enc_x, DX const& dec_x, L const&... enc_valid_lens) {
+    auto const enc_outputs = encoder(enc_x, enc_valid_lens...);
+    return decoder(dec_x, decoder.init_state(enc_outputs, enc_valid_lens...));
+  }
+};
+
+/// @brief A translation by `predict_seq2seq`: the target tokens' indices
+/// (without `<eos>`) and, when asked for, the decoder's attention weights
+/// after each step.
+template <class Weights>
+struct seq2seq_prediction {
+  /// The predicted target indices, `<eos>` excluded.
+  std::vector<std::int64_t> tokens;
+  /// The decoder's `attention_weights()` after each step (empty unless asked for).
+  std::vector<Weights> attention_weights;
+};
+
+/// @brief d2l's `predict_seq2seq`: greedy decoding of the source indices
+/// @p src (already ending in `<eos>` and padded to the encoder's steps)
+/// with @p valid_len of them valid: from `<bos>`, one decoder step per
+/// token, each the argmax of the last, until `<eos>` or @p num_steps
+/// tokens.
+///
+/// The model is put in eval mode (as d2l's `net.eval()`); no graph is
+/// recorded.  `value_error` when @p src is empty or @p valid_len is not in
+/// [1, src.size()].
+template <class Net>
+auto predict_seq2seq(Net& net, std::vector<std::int64_t> const& src, index_t valid_len, std::int64_t bos,
+                     std::int64_t eos, index_t num_steps, bool save_attention_weights = false) {
+  using enc_t = std::remove_cvref_t<decltype(net.encoder)>;
+  using dec_t = std::remove_cvref_t<decltype(net.decoder)>;
+  using backend = typename dec_t::backend;
+  using EB = typename enc_t::batch_dim;
+  using ES = typename enc_t::steps_dim;
+  using DB = typename dec_t::batch_dim;
+  using DS = typename dec_t::steps_dim;
+  using weights_t = std::remove_cvref_t<decltype(net.decoder.attention_weights())>;
+  if (src.empty() || valid_len < 1 || valid_len > static_cast<index_t>(src.size())) {
+    throw value_error("predict_seq2seq: valid_len " + std::to_string(valid_len) + " for " +
+                      std::to_string(src.size()) + " source tokens (need 1 <= valid_len <= the number of tokens)");
+  }
+  autograd::no_grad const predicting;
+  net.eval();
+  basic_tensor<cpu, std::int64_t, EB, ES> enc_host(typename basic_tensor<cpu, std::int64_t, EB, ES>::extents_type{
+      1, static_cast<index_t>(src.size())});
+  for (std::size_t i = 0; i < src.size(); ++i) enc_host.data()[i] = src[i];
+  basic_tensor<cpu, std::int64_t, EB> lens_host(typename basic_tensor<cpu, std::int64_t, EB>::extents_type{1});
+  lens_host.data()[0] = valid_len;
+  auto const enc_x = to<backend>(enc_host);
+  auto const lens = to<backend>(lens_host);
+  auto state = net.decoder.init_state(net.encoder(enc_x, lens), lens);
+  seq2seq_prediction<weights_t> result;
+  std::int64_t token = bos;
+  for (index_t k = 0; k < num_steps; ++k) {
+    basic_tensor<cpu, std::int64_t, DB, DS> dec_host(typename basic_tensor<cpu, std::int64_t, DB, DS>::extents_type{1, 1});
+    dec_host.data()[0] = token;
+    auto [logits, next] = net.decoder(to<backend>(dec_host), std::move(state));
+    state = std::move(next);
+    token = to<cpu>(argmax<typename dec_t::vocab_dim>(logits)).data()[0];
+    if (save_attention_weights) result.attention_weights.push_back(net.decoder.attention_weights());
+    if (token == eos) break;
+    result.tokens.push_back(token);
+  }
+  return result;
+}
+
+}  // namespace nn
+
+}  // namespace dimtensor
