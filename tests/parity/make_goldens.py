@@ -42,6 +42,7 @@ from torch import nn
 import goldens_attention_grad
 import goldens_training
 import goldens_modules
+import goldens_seq2seq
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
@@ -783,6 +784,7 @@ if __name__ == "__main__":
     goldens_attention_grad.make(sys.modules[__name__])
     goldens_training.make(sys.modules[__name__])
     goldens_modules.make(sys.modules[__name__])
+    goldens_seq2seq.make(sys.modules[__name__])
     write_manifest()
     verify()
     sys.exit(0)
