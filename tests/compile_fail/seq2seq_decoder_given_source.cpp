@@ -1,0 +1,28 @@
+// The source tokens fed to the decoder (encoder steps where decoder steps
+// are expected): in PyTorch both are (batch, num_steps) and nothing notices.
+#include <dimtensor/dimtensor.hpp>
+#include <dimtensor/nn/seq2seq.hpp>
+// EXPECT: seq2seq_tokens_dims<dimtensor::call::seq2seq_attention_decoder, dimtensor::dims<Batch, DecSteps>, dimtensor::dims<Batch, EncSteps> ?>
+namespace dt = dimtensor;
+namespace nn = dimtensor::nn;
+DIMTENSOR_DIM(Batch);
+DIMTENSOR_DIM(EncSteps);
+DIMTENSOR_DIM(DecSteps);
+DIMTENSOR_DIM(Vocab);
+DIMTENSOR_DIM(Embed);
+DIMTENSOR_DIM(Hidden);
+using encoder_t = nn::seq2seq_encoder<Batch, EncSteps, Vocab, Embed, Hidden>;
+using decoder_t = nn::seq2seq_attention_decoder<Batch, DecSteps, EncSteps, Vocab, Embed, Hidden>;
+int main() {
+  encoder_t encoder(Vocab(10), Embed(8), Hidden(16), 2);
+  decoder_t decoder(Vocab(10), Embed(8), Hidden(16), 2);
+  auto const X = dt::zeros<std::int64_t>(Batch(4), EncSteps(7));
+  auto const Y = dt::zeros<std::int64_t>(Batch(4), DecSteps(7));
+  auto state = decoder.init_state(encoder(X), std::nullopt);
+#ifdef DIMTENSOR_COMPILE_FAIL
+  auto const out = decoder(X, state);  // the mistake
+#else
+  auto const out = decoder(Y, state);  // the fix
+#endif
+  (void)out;
+}
