@@ -27,12 +27,13 @@ set(layer_rules
   "5,tensor,^dimtensor/tensor/"
   "6,autograd,^dimtensor/autograd/"
   "7,ops,^dimtensor/ops/"
-  "9,umbrella,^dimtensor/(dimtensor|instances|io|optim|viz)\\.hpp$"
+  "9,umbrella,^dimtensor/(dimtensor|instances|io|optim|viz|data)\\.hpp$"
   "9,umbrella,^dimtensor/nn/(attention|parameters)\\.hpp$"
   "8,nn,^dimtensor/nn/"
   "8,optim,^dimtensor/optim/"
   "8,io,^dimtensor/io/"
-  "8,viz,^dimtensor/viz/")
+  "8,viz,^dimtensor/viz/"
+  "8,data,^dimtensor/data/")
 
 # Sideways includes the picture allows: <from module>><to module>.
 set(allowed_sideways
