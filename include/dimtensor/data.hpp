@@ -5,4 +5,5 @@
 /// `truncate_pad`, `build_array_nmt`, `nmt_dataset`, `load_data_nmt`), in
 /// `namespace dimtensor::data`.
 
+#include <dimtensor/data/bleu.hpp>
 #include <dimtensor/data/nmt.hpp>
