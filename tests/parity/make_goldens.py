@@ -43,6 +43,7 @@ import goldens_attention_grad
 import goldens_training
 import goldens_modules
 import goldens_seq2seq
+import goldens_transformer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
@@ -785,6 +786,7 @@ if __name__ == "__main__":
     goldens_training.make(sys.modules[__name__])
     goldens_modules.make(sys.modules[__name__])
     goldens_seq2seq.make(sys.modules[__name__])
+    goldens_transformer.make(sys.modules[__name__])
     write_manifest()
     verify()
     sys.exit(0)
