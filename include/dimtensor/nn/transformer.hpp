@@ -37,6 +37,7 @@
 #include <dimtensor/nn/layer_norm.hpp>
 #include <dimtensor/nn/linear.hpp>
 #include <dimtensor/nn/module.hpp>
+#include <dimtensor/nn/seq2seq.hpp>
 #include <dimtensor/ops/concat.hpp>
 #include <dimtensor/ops/creation.hpp>
 #include <dimtensor/ops/elementwise.hpp>
@@ -271,11 +272,17 @@ class transformer_encoder
   template <class X, class... L>
     requires(sizeof...(L) <= 1)
   auto operator()(X const& x, L const&... valid_lens) {
-    (check_lens<L>(), ...);
-    using hidden_t = basic_tensor<Backend, T, Batch, Steps, Hidden>;
-    hidden_t h = pos_encoding(embedding(x) * scale_);
-    for (auto& blk : blks) h = hidden_t(blk(h, valid_lens...));
-    return h;
+    using diagnosis = typename decltype(detail::tokens_diagnosis<call::transformer_encoder, Batch, Steps, X>())::type;
+    if constexpr (!std::is_void_v<diagnosis>) {
+      diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+      return ill_formed{};
+    } else {
+      (check_lens<L>(), ...);
+      using hidden_t = basic_tensor<Backend, T, Batch, Steps, Hidden>;
+      hidden_t h = pos_encoding(embedding(x) * scale_);
+      for (auto& blk : blks) h = hidden_t(blk(h, valid_lens...));
+      return h;
+    }
   }
 
   /// This thread's last call's self-attention weights of block @p i,
@@ -465,6 +472,25 @@ class transformer_decoder
   /// with x's steps appended.
   template <class X>
   auto operator()(X const& x, state_type state) {
+    using diagnosis =
+        typename decltype(detail::tokens_diagnosis<call::transformer_decoder, Batch, DecSteps, X>())::type;
+    if constexpr (!std::is_void_v<diagnosis>) {
+      diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+      return ill_formed{};
+    } else {
+      return run(x, std::move(state));
+    }
+  }
+
+  /// The last call's attention weights per block (self and over the encoder).
+  weights_type const& attention_weights() const noexcept { return weights_; }
+
+ private:
+  T scale_;
+  weights_type weights_;
+
+  template <class X>
+  auto run(X const& x, state_type state) {
     using hidden_t = basic_tensor<Backend, T, Batch, DecSteps, Hidden>;
     hidden_t h = pos_encoding(embedding(x) * scale_, state.steps_so_far);
     weights_type weights;
@@ -480,13 +506,6 @@ class transformer_decoder
     auto logits = dense(h);
     return std::pair<decltype(logits), state_type>(std::move(logits), std::move(state));
   }
-
-  /// The last call's attention weights per block (self and over the encoder).
-  weights_type const& attention_weights() const noexcept { return weights_; }
-
- private:
-  T scale_;
-  weights_type weights_;
 
   static std::vector<block_type> make_blocks(Hidden num_hiddens, FFNHidden ffn_num_hiddens, index_t num_heads,
                                              index_t num_layers, double p, generator& gen) {
