@@ -92,6 +92,28 @@ constexpr auto tokens_diagnosis() {
     }
   }
 }
+
+/// @brief Stores the sources' valid lengths @p lens (none, a [Batch] tensor,
+/// or a `std::optional` of one) in @p dst as int64; lengths of other dims
+/// are the compile error `Diagnostic<Call, Batch, their dims>`.  What both
+/// decoders' `init_state` do with d2l's `enc_valid_lens`.
+template <class Call, class Batch, template <class, class, class> class Diagnostic, class Dst>
+void store_valid_lens(Dst&, std::nullopt_t) {}
+template <class Call, class Batch, template <class, class, class> class Diagnostic, class Dst, class L>
+void store_valid_lens(Dst& dst, std::optional<L> const& lens) {
+  if (lens) store_valid_lens<Call, Batch, Diagnostic>(dst, *lens);
+}
+template <class Call, class Batch, template <class, class, class> class Diagnostic, class Dst, class L>
+  requires(Expression<expr_t<L>>)
+void store_valid_lens(Dst& dst, L const& lens) {
+  using specs = typename expr_t<L>::specs;
+  if constexpr (expr_t<L>::rank != 1 || !dimtensor::detail::contains_v<Batch, specs>) {
+    diagnostic::fire<Diagnostic<Call, Batch, specs>>();
+  } else {
+    dst = cast<std::int64_t>(lens);
+  }
+}
+
 }  // namespace detail
 
 /// The Bahdanau decoder's attention features: d2l's
@@ -230,7 +252,9 @@ class seq2seq_attention_decoder
     requires(sizeof...(L) <= 1)
   state_type init_state(EncOutputs const& enc_outputs, L const&... enc_valid_lens) const {
     state_type state{enc_outputs.first, enc_outputs.second, std::nullopt};
-    (set_lens(state, enc_valid_lens), ...);
+    (detail::store_valid_lens<call::seq2seq_attention_decoder, Batch, diagnostic::seq2seq_valid_lens_dims>(
+         state.enc_valid_lens, enc_valid_lens),
+     ...);
     return state;
   }
 
@@ -289,21 +313,6 @@ class seq2seq_attention_decoder
                                                  [] { return std::string("the GRU's input (Embed + Hidden)"); });
   }
 
-  static void set_lens(state_type&, std::nullopt_t) {}
-  template <class L>
-  static void set_lens(state_type& state, std::optional<L> const& lens) {
-    if (lens) set_lens(state, *lens);
-  }
-  template <class L>
-    requires(Expression<expr_t<L>>)
-  static void set_lens(state_type& state, L const& lens) {
-    using specs = typename expr_t<L>::specs;
-    if constexpr (expr_t<L>::rank != 1 || !dimtensor::detail::contains_v<Batch, specs>) {
-      diagnostic::fire<diagnostic::seq2seq_valid_lens_dims<call::seq2seq_attention_decoder, Batch, specs>>();
-    } else {
-      state.enc_valid_lens = cast<std::int64_t>(lens);
-    }
-  }
 
   /// Step @p t: the GRU's output [Batch, DecSteps=1, Hidden]; updates
   /// state.hidden.

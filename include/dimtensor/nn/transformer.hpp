@@ -463,7 +463,9 @@ class transformer_decoder
   state_type init_state(EncOutputs const& enc_outputs, L const&... enc_valid_lens) const {
     state_type state{enc_outputs, std::nullopt, {}, 0};
     state.key_values.resize(blks.size());
-    (set_lens(state, enc_valid_lens), ...);
+    (detail::store_valid_lens<call::transformer_decoder, Batch, diagnostic::transformer_valid_lens_dims>(
+         state.enc_valid_lens, enc_valid_lens),
+     ...);
     return state;
   }
 
@@ -516,22 +518,6 @@ class transformer_decoder
       out.emplace_back(num_hiddens, ffn_num_hiddens, num_heads, p, static_cast<std::size_t>(i), gen);
     }
     return out;
-  }
-
-  static void set_lens(state_type&, std::nullopt_t) {}
-  template <class L>
-  static void set_lens(state_type& state, std::optional<L> const& lens) {
-    if (lens) set_lens(state, *lens);
-  }
-  template <class L>
-    requires(Expression<expr_t<L>>)
-  static void set_lens(state_type& state, L const& lens) {
-    using specs = typename expr_t<L>::specs;
-    if constexpr (expr_t<L>::rank != 1 || !dimtensor::detail::contains_v<Batch, specs>) {
-      diagnostic::fire<diagnostic::transformer_valid_lens_dims<call::transformer_decoder, Batch, specs>>();
-    } else {
-      state.enc_valid_lens = cast<std::int64_t>(lens);
-    }
   }
 };
 
