@@ -21,7 +21,7 @@
 ///   strings that two spaces in a row make);
 /// - `num_examples` is the number of pairs read (d2l's `i > num_examples`
 ///   reads one line more);
-/// - a trailing '\r' (a file with CRLF line ends) is removed from each line;
+/// - a trailing carriage return (a file with CRLF line ends) is removed from each line;
 /// - the loader holds out every `test_period`-th pair for evaluation and
 ///   builds its vocabularies from the other pairs only.
 
@@ -57,8 +57,8 @@ std::string read_data_nmt(std::filesystem::path const& file);
 
 /// @brief d2l's `preprocess_nmt`: U+202F (narrow no-break space) and U+00A0
 /// (no-break space) become ' ', letters are lowercased, and a ' ' is
-/// inserted before each of `,` `.` `!` `?` that does not follow a ' ' (nor
-/// start the text).
+/// inserted before each comma, period, exclamation and question mark that
+/// does not follow a ' ' (nor start the text).
 ///
 /// The text is decoded as UTF-8.  Lowercasing is Python's `str.lower()` on
 /// ASCII, the Latin-1 Supplement (À–Þ except ×) and Latin Extended-A
@@ -107,8 +107,8 @@ struct nmt_corpus : nmt_pairs {
 /// Lines that are empty or start with `#` are ignored.  Malformed lines (no
 /// tab, more than one tab, a side without tokens, bytes that are not valid
 /// UTF-8) are skipped and listed in `skipped` with their 1-based line
-/// number; the lines after them are still read.  A trailing '\r' is
-/// removed from each line.  At most @p num_examples pairs are read (all when
+/// number; the lines after them are still read.  A trailing carriage
+/// return is removed from each line.  At most @p num_examples pairs are read (all when
 /// absent); reading stops at the line that completes them, so no later line
 /// is reported.  The text is tokenized as given: pass it through
 /// `preprocess_nmt` first (which keeps its lines), or call `parse_nmt`.
@@ -361,21 +361,29 @@ class nmt_batches {
   /// An input iterator over the batches; dereferencing makes the batch.
   class iterator {
    public:
+    /// A batch.
     using value_type = nmt_batch<Batch, Steps, TgtSteps>;
+    /// A distance between iterators.
     using difference_type = std::ptrdiff_t;
+    /// An input iterator.
     using iterator_category = std::input_iterator_tag;
 
+    /// A singular iterator.
     iterator() = default;
+    /// The batch, made now.
     value_type operator*() const { return range_->batch(index_); }
+    /// The next batch.
     iterator& operator++() {
       ++index_;
       return *this;
     }
+    /// The next batch; returns the iterator as it was.
     iterator operator++(int) {
       auto old = *this;
       ++index_;
       return old;
     }
+    /// Whether both stand at the same batch.
     friend bool operator==(iterator const& a, iterator const& b) noexcept { return a.index_ == b.index_; }
 
    private:
