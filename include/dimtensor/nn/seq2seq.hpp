@@ -100,10 +100,6 @@ constexpr auto tokens_diagnosis() {
 template <class Call, class Batch, template <class, class, class> class Diagnostic, class Dst>
 void store_valid_lens(Dst&, std::nullopt_t) {}
 template <class Call, class Batch, template <class, class, class> class Diagnostic, class Dst, class L>
-void store_valid_lens(Dst& dst, std::optional<L> const& lens) {
-  if (lens) store_valid_lens<Call, Batch, Diagnostic>(dst, *lens);
-}
-template <class Call, class Batch, template <class, class, class> class Diagnostic, class Dst, class L>
   requires(Expression<expr_t<L>>)
 void store_valid_lens(Dst& dst, L const& lens) {
   using specs = typename expr_t<L>::specs;
@@ -112,6 +108,10 @@ void store_valid_lens(Dst& dst, L const& lens) {
   } else {
     dst = cast<std::int64_t>(lens);
   }
+}
+template <class Call, class Batch, template <class, class, class> class Diagnostic, class Dst, class L>
+void store_valid_lens(Dst& dst, std::optional<L> const& lens) {
+  if (lens) store_valid_lens<Call, Batch, Diagnostic>(dst, *lens);
 }
 
 }  // namespace detail
