@@ -122,6 +122,7 @@ echo "|------------------------------------|-----------:|-----------:|--------:|
 row "umbrella (-fsyntax-only)" -fsyntax-only umbrella.cpp
 for dir in examples/*/; do
   name=$(basename "$dir")
+  [[ -f "$dir/main.cpp" ]] || continue  # examples/data: the corpora, no program
   mapfile -t sources < <(cd "$work/new" && ls "examples/$name"/*.cpp)
   row "example $name (-O3)" -O3 -DNDEBUG "${viz[@]}" "${warnings[@]}" -o /dev/null -c "${sources[@]}"
 done
