@@ -28,16 +28,18 @@ W& xavier_uniform_(W& w, generator& gen, double gain = 1.0) {
   static_assert(is_tensor_v<W> && W::rank == 2,
                 "dimtensor: nn::xavier_uniform_ takes a weight of rank 2, [Out, In] as PyTorch lays it out");
   static_assert(std::is_floating_point_v<typename W::value_type>, "dimtensor: nn::xavier_uniform_ needs a float weight");
-  index_t const fan_out = w.extents()[0];
-  index_t const fan_in = w.extents()[1];
-  if (fan_in + fan_out <= 0) throw value_error("xavier_uniform_: the weight has no elements");
-  double const a = gain * std::sqrt(6.0 / static_cast<double>(fan_in + fan_out));
-  using T = typename W::value_type;
-  using host_t = tensor_with_dims<cpu, T, typename W::specs>;
-  host_t host(typename host_t::extents_type{fan_out, fan_in});
-  for (index_t i = 0; i < host.size(); ++i) host.data()[i] = static_cast<T>(-a + 2 * a * gen.next_double());
-  autograd::no_grad const initializing;
-  w.assign(to<typename W::backend>(host));
+  if constexpr (is_tensor_v<W> && W::rank == 2 && std::is_floating_point_v<typename W::value_type>) {
+    index_t const fan_out = w.extents()[0];
+    index_t const fan_in = w.extents()[1];
+    if (fan_in + fan_out <= 0) throw value_error("xavier_uniform_: the weight has no elements");
+    double const a = gain * std::sqrt(6.0 / static_cast<double>(fan_in + fan_out));
+    using T = typename W::value_type;
+    using host_t = tensor_with_dims<cpu, T, typename W::specs>;
+    host_t host(typename host_t::extents_type{fan_out, fan_in});
+    for (index_t i = 0; i < host.size(); ++i) host.data()[i] = static_cast<T>(-a + 2 * a * gen.next_double());
+    autograd::no_grad const initializing;
+    w.assign(to<typename W::backend>(host));
+  }
   return w;
 }
 
