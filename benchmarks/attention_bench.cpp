@@ -21,6 +21,7 @@
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/nn/attention.hpp>
 
+#include "d2l_libtorch.hpp"
 #include "ratio_reporter.hpp"
 
 namespace {
@@ -42,52 +43,11 @@ lens_t random_lens(dt::generator& gen, dt::index_t batch, dt::index_t max_len) {
 }
 
 #if DIMTENSOR_HAVE_LIBTORCH
-template <class Tensor>
-torch::Tensor to_torch(Tensor const& t) {
-  auto const c = dt::eval(t).contiguous();
-  std::vector<std::int64_t> sizes(c.extents().begin(), c.extents().end());
-  auto const type = std::is_same_v<typename Tensor::value_type, float> ? torch::kFloat32 : torch::kInt64;
-  return torch::from_blob(const_cast<typename Tensor::value_type*>(c.data()), sizes, type).clone();
-}
-
-// d2l.sequence_mask and d2l.masked_softmax, as in d2l/torch.py.
-torch::Tensor sequence_mask(torch::Tensor x, torch::Tensor const& valid_len, float value) {
-  auto const maxlen = x.size(1);
-  auto const mask = torch::arange(maxlen, torch::kFloat32).index({torch::indexing::None, torch::indexing::Slice()}) <
-                    valid_len.index({torch::indexing::Slice(), torch::indexing::None});
-  x.index_put_({~mask}, value);
-  return x;
-}
-
-torch::Tensor masked_softmax(torch::Tensor const& x, torch::Tensor valid_lens) {
-  auto const shape = x.sizes().vec();
-  if (valid_lens.dim() == 1) {
-    valid_lens = torch::repeat_interleave(valid_lens, shape[1]);
-  } else {
-    valid_lens = valid_lens.reshape(-1);
-  }
-  auto const masked = sequence_mask(x.reshape({-1, shape.back()}), valid_lens, -1e6F);
-  return torch::softmax(masked.reshape(shape), -1);
-}
-
-torch::Tensor dot_product_attention(torch::Tensor const& q, torch::Tensor const& k, torch::Tensor const& v,
-                                    torch::Tensor const& valid_lens) {
-  auto const d = q.size(-1);
-  auto const scores = torch::bmm(q, k.transpose(1, 2)) / std::sqrt(static_cast<double>(d));
-  return torch::bmm(masked_softmax(scores, valid_lens), v);
-}
-
-torch::Tensor transpose_qkv(torch::Tensor x, std::int64_t heads) {
-  x = x.reshape({x.size(0), x.size(1), heads, -1});
-  x = x.permute({0, 2, 1, 3});
-  return x.reshape({-1, x.size(2), x.size(3)});
-}
-
-torch::Tensor transpose_output(torch::Tensor x, std::int64_t heads) {
-  x = x.reshape({-1, heads, x.size(1), x.size(2)});
-  x = x.permute({0, 2, 1, 3});
-  return x.reshape({x.size(0), x.size(1), -1});
-}
+using dimtensor_bench::dot_product_attention;
+using dimtensor_bench::masked_softmax;
+using dimtensor_bench::to_torch;
+using dimtensor_bench::transpose_output;
+using dimtensor_bench::transpose_qkv;
 #endif
 
 // ---------------------------------------------------------------------------

@@ -6,7 +6,7 @@
 #      every CTest test: parity, compile-fail, header, package, example,
 #      CUDA (skipped without a GPU) and benchmark-smoke tests;
 #   3. sanitizer build (preset `asan`: AddressSanitizer + UBSan at -O0) of
-#      the unit and parity tests, run under CTest;
+#      the unit tests, run under CTest (the parity tests run in step 2 only);
 #   4. ThreadSanitizer build (preset `tsan`) of the concurrency tests
 #      (tests/tsan), run under CTest;
 #   5. the libFuzzer targets (preset `fuzz`, clang: tests/fuzz), each run for
@@ -24,6 +24,13 @@ cd "$(dirname "$0")/.."
 started=$SECONDS
 scripts/deps.sh
 source scripts/env.sh
+# CTest runs $jobs tests at once, each with OpenMP's threads (one per core).
+# libgomp's threads spin while they wait for the next parallel region, and
+# the spinning threads of one test take the cores the other test needs: on
+# 2 cores the translation example's CTest run took 146 s beside another
+# program and 14 s with threads that sleep while they wait (docs/building.md,
+# "CI"). The tests' threads sleep:
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 
 failures=()
 summaries=()
