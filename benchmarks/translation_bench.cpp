@@ -12,10 +12,10 @@
 //                   libraries see the same ones in the same order.
 //   decode_<model>  greedy decoding of "i'm home ." (predict_seq2seq), one
 //                   decoder step per token, eval mode; the time is per
-//                   sentence, the per_token counter per decoder step (both
-//                   libraries make the same steps: the check below compares
-//                   the tokens, so the ratio per sentence is the ratio per
-//                   token).
+//                   sentence, the counter per_token per decoder step and
+//                   the counter steps the steps per sentence (both libraries
+//                   make the same steps: the check below compares the
+//                   tokens, so the ratio per sentence is the ratio per token).
 // Models: bahdanau (embed 32, hidden 32, 2 GRU layers) and transformer
 // (hidden 32, 2 layers, 4 heads, FFN 64), d2l's settings.
 //
@@ -37,6 +37,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -621,15 +622,16 @@ void dimtensor_train_transformer(benchmark::State& state) {
 
 template <class Decode>
 void decoding(benchmark::State& state, Decode decode) {
-  std::size_t tokens = 0;
+  std::size_t steps = 0;
   for (auto _ : state) {
     auto const out = decode();
-    tokens += out.size() + 1;  // the steps made: the tokens and <eos> (or the last step)
+    steps += std::min(out.size() + 1, num_steps);  // a step per token, and one for <eos> unless cut off
     benchmark::DoNotOptimize(out.data());
   }
-  // Seconds per decoder step.
+  // Decoder steps per sentence, and seconds per step.
+  state.counters["steps"] = benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kAvgIterations);
   state.counters["per_token"] =
-      benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+      benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 void dimtensor_decode_bahdanau(benchmark::State& state) {
