@@ -2,8 +2,9 @@
 # Builds and runs the examples in the release build tree, build/release:
 # the quick start (examples/quickstart) and d2l's attention chapter
 # (examples/attention_scoring, examples/multihead_attention,
-# examples/nadaraya_watson, examples/translation: Bahdanau seq2seq trained
-# with the book's settings, about a minute on 2 cores). Each writes its files (heatmaps, plots) into
+# examples/nadaraya_watson, examples/translation: Bahdanau seq2seq and the
+# Transformer trained with the book's settings, about 95 s on 2 cores).
+# Each writes its files (heatmaps, plots) into
 # build/release/example_output/<name>, and the script lists them.
 #
 # The chapter's examples draw with cairo; where it is missing, CMake leaves
