@@ -509,9 +509,11 @@ class program_node final : public node {
   }
 
   // Whether each step runs a loop of its own function. On the CPU it does:
-  // the operation is chosen once per step and the loop vectorizes (the
-  // Transformer's training spent 12% of its time in the switch per element
-  // below). Other backends keep one kernel for every operation.
+  // the operation is chosen once per step and the loop vectorizes (a
+  // profile of the Transformer's training put 12% of its time in the loops
+  // that switch per element, below; with a loop per operation, an epoch of
+  // the Bahdanau model on one thread took 94 ms instead of 119). Other
+  // backends keep one kernel for every operation.
   static constexpr bool loop_per_operation = std::is_same_v<B, cpu>;
 
   // The value of one step from its operands' values.
