@@ -153,6 +153,13 @@ auto teacher_forcing(Y const& y, std::int64_t bos) {
   return dt::concat<DecSteps>(bos_column, dt::slice<DecSteps>(y, 0, n - 1));
 }
 
+/// The summed loss of batch @p b (d2l's train_seq2seq body before backward).
+template <class Net>
+auto batch_loss(Net& net, batch_t const& b, std::int64_t bos) {
+  auto const [Y_hat, state] = net(b.X, teacher_forcing(b.Y, bos), b.X_valid_len);
+  return dt::sum(nn::masked_softmax_ce_loss<DecSteps, TgtVocab>(Y_hat, b.Y, b.Y_valid_len));
+}
+
 /// A dimtensor model in training, with its optimizer.
 template <class Net>
 struct dimtensor_trainer {
@@ -163,8 +170,7 @@ struct dimtensor_trainer {
   /// One batch of d2l's train_seq2seq; returns the summed loss.
   double step(batch_t const& b, std::int64_t bos) {
     optimizer.zero_grad();
-    auto const [Y_hat, state] = net(b.X, teacher_forcing(b.Y, bos), b.X_valid_len);
-    auto const l = dt::sum(nn::masked_softmax_ce_loss<DecSteps, TgtVocab>(Y_hat, b.Y, b.Y_valid_len));
+    auto const l = batch_loss(net, b, bos);
     l.backward();
     dt::optim::clip_grad_norm(net, 1.0);
     optimizer.step();
@@ -219,7 +225,10 @@ struct Seq2SeqEncoderImpl : torch::nn::Module {
   Seq2SeqEncoderImpl(std::int64_t vocab, std::int64_t embed, std::int64_t hiddens, std::int64_t layers, double p)
       : embedding(register_module("embedding", torch::nn::Embedding(vocab, embed))),
         rnn(register_module("rnn", torch::nn::GRU(torch::nn::GRUOptions(embed, hiddens).num_layers(layers).dropout(p)))) {}
-  std::tuple<Tensor, Tensor> forward(Tensor const& X) { return rnn(embedding(X).permute({1, 0, 2})); }
+  // d2l's forward(X, *args): the valid lengths are not used.
+  std::tuple<Tensor, Tensor> forward(Tensor const& X, Tensor const& /*valid_lens*/) {
+    return rnn(embedding(X).permute({1, 0, 2}));
+  }
 };
 TORCH_MODULE(Seq2SeqEncoder);
 
@@ -435,27 +444,18 @@ struct EncoderDecoderImpl : torch::nn::Module {
   Decoder decoder;
   EncoderDecoderImpl(Encoder enc, Decoder dec)
       : encoder(register_module("encoder", std::move(enc))), decoder(register_module("decoder", std::move(dec))) {}
-  Tensor forward(Tensor const& enc_X, Tensor const& dec_X, Tensor const& valid_lens) {
-    return decoder(dec_X, decoder->init_state(encoder(enc_X, valid_lens), valid_lens)).first;
-  }
-};
-
-// The encoders' calls as EncoderDecoder makes them (d2l's Seq2SeqEncoder takes *args).
-struct BahdanauImpl : EncoderDecoderImpl<Seq2SeqEncoder, Seq2SeqAttentionDecoder> {
-  using EncoderDecoderImpl::EncoderDecoderImpl;
-  Tensor forward(Tensor const& enc_X, Tensor const& dec_X, Tensor const& valid_lens) {
-    return decoder(dec_X, decoder->init_state(encoder(enc_X), valid_lens)).first;
-  }
-  auto encode(Tensor const& X, Tensor const& valid_lens) { return decoder->init_state(encoder(X), valid_lens); }
-};
-TORCH_MODULE(Bahdanau);
-
-struct TransformerImpl : EncoderDecoderImpl<TransformerEncoder, TransformerDecoder> {
-  using EncoderDecoderImpl::EncoderDecoderImpl;
+  /// The decoder's state after the source @p X.
   auto encode(Tensor const& X, Tensor const& valid_lens) {
     return decoder->init_state(encoder(X, valid_lens), valid_lens);
   }
+  Tensor forward(Tensor const& enc_X, Tensor const& dec_X, Tensor const& valid_lens) {
+    return decoder(dec_X, encode(enc_X, valid_lens)).first;
+  }
 };
+
+using BahdanauImpl = EncoderDecoderImpl<Seq2SeqEncoder, Seq2SeqAttentionDecoder>;
+TORCH_MODULE(Bahdanau);
+using TransformerImpl = EncoderDecoderImpl<TransformerEncoder, TransformerDecoder>;
 TORCH_MODULE(Transformer);
 
 Bahdanau make_bahdanau() {
@@ -676,8 +676,7 @@ bool same_model(char const* name, DtNet& net, TorchNet& torch_net) {
   net.eval();
   torch_net->eval();
   net.for_each_parameter([](auto const&, auto& p) { p.zero_grad(); });
-  auto const [Y_hat, state] = net(b.X, teacher_forcing(b.Y, c.bos), b.X_valid_len);
-  auto const l = dt::sum(nn::masked_softmax_ce_loss<DecSteps, TgtVocab>(Y_hat, b.Y, b.Y_valid_len));
+  auto const l = batch_loss(net, b, c.bos);
   l.backward();
   torch_net->zero_grad();
   auto const tl = peer::batch_loss(torch_net, peer::batches().front());
