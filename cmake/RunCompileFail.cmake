@@ -160,6 +160,21 @@ foreach(rx IN ITEMS
   string(REGEX REPLACE "${rx}" "\n" diagnostics "${diagnostics}")
 endforeach()
 
+# The diagnosis must be the first error (docs/diagnostics.md): the first
+# line that says "error:" must be the static_assert of a dimtensor
+# diagnosis ("dimtensor: " starts every message; g++ prints it on that
+# line, clang too, after the diagnosis's arguments), whatever the code does next with the rejected call's result.
+# A file whose first error is another compiler error on purpose says so
+# with `// EXPECT-FIRST-OTHER`.
+if(NOT text MATCHES "//[ \t]*EXPECT-FIRST-OTHER")
+  string(REGEX MATCH "[^\n]*error: [^\n]*" first_error "${diagnostics}")
+  if(NOT first_error MATCHES "error: static[_ ]assert[^\n]*(failed: |\")dimtensor")
+    message("${output}")
+    message(FATAL_ERROR "compile_fail: ${SOURCE} was rejected, but its first error "
+      "is not a dimtensor diagnosis (output above; ${how}):\n    ${first_error}")
+  endif()
+endif()
+
 set(missing "")
 foreach(rx IN LISTS regexes)
   if(NOT diagnostics MATCHES "${rx}")

@@ -19,6 +19,7 @@
 #include <dimtensor/kernel/math.hpp>
 
 #include <dimtensor/tensor/expression.hpp>
+#include <dimtensor/tensor/lengths.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 #include <dimtensor/autograd/graph.hpp>

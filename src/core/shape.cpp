@@ -29,6 +29,12 @@ void throw_extent_mismatch(std::string_view op, std::string_view dim, index_t a,
                     " (" + std::string(what_a) + ") vs " + std::to_string(b) + " (" + std::string(what_b) + ")");
 }
 
+std::string in_call_message(std::string_view call, std::string_view message) {
+  std::string const head = std::string(call) + ": ";
+  if (message.substr(0, head.size()) == head) return std::string(message);
+  return head + std::string(message);
+}
+
 void throw_index_out_of_range(index_t i, std::string_view dim, index_t extent) {
   throw value_error("element access: index " + std::to_string(i) + " out of range for dimension " + std::string(dim) +
                     " of extent " + std::to_string(extent));

@@ -98,17 +98,17 @@ struct broadcast {
 
 /// Instantiates the diagnostic for a failed broadcast of L and R in Call.
 template <class Call, class L, class R>
-constexpr void diagnose_broadcast() {
+constexpr auto diagnose_broadcast() {
   using b = broadcast<L, R>;
   using at = broadcast_at<L, R, b::first_bad>;
   if constexpr (at::status == broadcast_status::dims_differ) {
-    (void)diagnostic::operands_disagree<Call, diagnostic::at_position<b::first_bad>,
-                                        diagnostic::left_has<dim_of<typename at::left>>,
-                                        diagnostic::right_has<dim_of<typename at::right>>>{};
+    (void)diagnostic::fire<diagnostic::operands_disagree<Call, diagnostic::at_position<b::first_bad>,
+                                                         diagnostic::left_has<dim_of<typename at::left>>,
+                                                         diagnostic::right_has<dim_of<typename at::right>>>>;
   } else {
-    (void)diagnostic::extent_mismatch<
+    (void)diagnostic::fire<diagnostic::extent_mismatch<
         Call, dim_of<typename at::left>,
-        diagnostic::extents<static_extent_v<typename at::left>, static_extent_v<typename at::right>>>{};
+        diagnostic::extents<static_extent_v<typename at::left>, static_extent_v<typename at::right>>>>;
   }
 }
 

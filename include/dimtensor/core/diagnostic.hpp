@@ -10,6 +10,8 @@
 /// gives one error instead of a cascade (Hana's `dispatch_if` idea).
 
 #include <cstddef>
+#include <type_traits>
+#include <utility>  // std::tuple_size, std::tuple_element
 
 #include <dimtensor/config.hpp>
 #include <dimtensor/core/dims.hpp>
@@ -18,7 +20,56 @@ namespace dimtensor {
 
 /// @brief What a call whose compile-time check failed returns; operations
 /// given one return one and report nothing more.
-struct ill_formed {};
+///
+/// It also answers what user code does next with a call's result, so that
+/// the diagnosis stays the only error: a tensor's member calls (`extent<D>()`,
+/// `item()`, `backward()`, …; each returns `ill_formed`), a structured
+/// binding of two names (`auto [outputs, state] = rnn(x, h)`: the library's
+/// calls that return two things return a pair), and passing it where a
+/// tensor is expected (`basic_tensor` converts from it).
+struct ill_formed {
+  template <class... D>
+  constexpr ill_formed extent() const noexcept {
+    return {};
+  }
+  template <class... A>
+  constexpr ill_formed operator()(A const&...) const noexcept {
+    return {};
+  }
+  constexpr ill_formed extents() const noexcept { return {}; }
+  constexpr ill_formed size() const noexcept { return {}; }
+  constexpr ill_formed item() const noexcept { return {}; }
+  constexpr ill_formed data() const noexcept { return {}; }
+  constexpr ill_formed clone() const noexcept { return {}; }
+  constexpr ill_formed eval() const noexcept { return {}; }
+  constexpr ill_formed contiguous() const noexcept { return {}; }
+  constexpr ill_formed detach() const noexcept { return {}; }
+  constexpr ill_formed grad() const noexcept { return {}; }
+  constexpr ill_formed requires_grad() const noexcept { return {}; }
+  template <class... A>
+  constexpr ill_formed requires_grad_(A const&...) const noexcept {
+    return {};
+  }
+  template <class... A>
+  constexpr ill_formed backward(A const&...) const noexcept {
+    return {};
+  }
+  template <class... A>
+  constexpr ill_formed assign(A const&...) const noexcept {
+    return {};
+  }
+  template <class... A>
+  constexpr ill_formed fill(A const&...) const noexcept {
+    return {};
+  }
+  constexpr ill_formed zero_grad() const noexcept { return {}; }
+  constexpr ill_formed retain_grad() const noexcept { return {}; }
+  /// The structured binding of two names.
+  template <std::size_t I>
+  constexpr ill_formed get() const noexcept {
+    return {};
+  }
+};
 
 /// Whether T is `ill_formed`.
 template <class T>
@@ -59,6 +110,7 @@ struct softmax {};
 struct log_softmax {};
 struct sequence_mask {};
 struct masked_softmax {};
+struct valid_lengths {};
 struct bmm {};
 struct contract {};
 struct tensor {};
@@ -74,17 +126,21 @@ namespace diagnostic {
 template <class...>
 inline constexpr bool always_false = false;
 
-/// @brief Instantiates the diagnosis @p D, whose static_assert is the
-/// compile error (`ill_formed`: nothing to report).
+/// @brief Naming `fire<D>` instantiates the diagnosis @p D, whose
+/// static_assert is the compile error: `(void)diagnostic::fire<D>;` in the
+/// branch of a call that found the mistake.
 ///
-/// A function of its own returning void: instantiated directly in an
-/// operation with a deduced return type, the failed assertion would also
-/// make that operation's return type fail, and clang would report each
-/// further call with the same arguments as a second error.
+/// A variable template, so that the diagnosis is instantiated where the
+/// call is, and its error is the first one: g++ instantiates the body of a
+/// function template (a `fire<D>()` function, a `void` helper) only at the
+/// end of the file, after the errors of any code that uses the rejected
+/// call's `ill_formed` result (a structured binding, a member call). And not
+/// `sizeof(D)` in the operation itself: clang would then mark the operation
+/// as failed and report each further call with the same arguments again.
+/// Helpers that fire a diagnosis deduce their return type (`auto`) for the
+/// same reason: g++ instantiates them at the call only then.
 template <class D>
-constexpr void fire() noexcept {
-  (void)D{};
-}
+inline constexpr bool fire = sizeof(D) != 0;
 
 /// Gradients were asked of a tensor of integers or bools.
 template <class Call, class T>
@@ -190,3 +246,11 @@ struct element_types_differ {
 
 }  // namespace diagnostic
 }  // namespace dimtensor
+
+/// `auto [a, b] = rejected_call(…)`: two more `ill_formed`, not an error.
+template <>
+struct std::tuple_size<dimtensor::ill_formed> : std::integral_constant<std::size_t, 2> {};
+template <std::size_t I>
+struct std::tuple_element<I, dimtensor::ill_formed> {
+  using type = dimtensor::ill_formed;
+};

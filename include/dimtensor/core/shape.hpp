@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <boost/mp11/algorithm.hpp>
 
@@ -81,6 +82,56 @@ std::string shape_string(std::array<index_t, R> const& ext) {
 
 /// Throws value_error: "element access: index <i> out of range for dimension <dim> of extent <n>".
 [[noreturn]] void throw_index_out_of_range(index_t i, std::string_view dim, index_t extent);
+
+/// "<call>: <message>"; the message as it is when it already starts with "<call>: ".
+std::string in_call_message(std::string_view call, std::string_view message);
+
+/// @brief Runs @p f and returns what it returns; a `shape_error` or
+/// `value_error` thrown inside gets @p call in front of its message
+/// ("dot_product_attention: contract: extent mismatch …"): a module's or a
+/// loss's errors name the call the user wrote first, and keep the inner
+/// operation as context.
+template <class F>
+decltype(auto) in_call(std::string_view call, F&& f) {
+  try {
+    return std::forward<F>(f)();
+  } catch (shape_error const& e) {
+    throw shape_error(in_call_message(call, e.what()));
+  } catch (value_error const& e) {
+    throw value_error(in_call_message(call, e.what()));
+  }
+}
+
+/// @brief Checks that the operands @p a and @p b of @p call have the same
+/// extent for each dim of the list @p Dims (tags both have); throws
+/// `shape_error` "<call>: <b_name>: extent mismatch for dimension <D>: <x>
+/// (<a_name>) vs <y> (<b_name>)" for the first that differs.  A dim of
+/// static extent 1 on either side broadcasts and is not checked.
+template <class Dims, class A, class B>
+void check_operand_extents(std::string_view call, A const& a, std::string_view a_name, B const& b,
+                           std::string_view b_name) {
+  using SA = typename A::specs;
+  using SB = typename B::specs;
+  auto const& ea = a.extents();
+  auto const& eb = b.extents();
+  boost::mp11::mp_for_each<boost::mp11::mp_transform<boost::mp11::mp_identity, Dims>>([&](auto d) {
+    using D = typename decltype(d)::type;
+    constexpr std::size_t ia = index_of_v<D, SA>;
+    constexpr std::size_t ib = index_of_v<D, SB>;
+    if constexpr (static_extent_v<spec_at<SA, ia>> != 1 && static_extent_v<spec_at<SB, ib>> != 1) {
+      if (ea[ia] != eb[ib]) {
+        throw_extent_mismatch(std::string(call) + ": " + std::string(b_name), dim_name_v<D>, ea[ia], eb[ib], a_name,
+                              b_name);
+      }
+    }
+  });
+}
+
+/// The tags that the dims lists @p L1 and @p L2 share, in L1's order, less those of the list @p Except.
+template <class L1, class L2, class Except = boost::mp11::mp_list<>>
+using shared_tags = boost::mp11::mp_copy_if_q<
+    boost::mp11::mp_remove_if_q<tags_of<L1>, boost::mp11::mp_bind_front<boost::mp11::mp_contains, Except>>,
+    boost::mp11::mp_bind_front<boost::mp11::mp_contains, tags_of<L2>>>;
 
 /// @brief @p extent · @p factor for non-negative numbers, or `value_error`
 /// "<op>: <what()> overflows the extent (…)" when the product overflows an

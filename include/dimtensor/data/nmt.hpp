@@ -44,6 +44,7 @@
 #include <dimtensor/core/dim.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/ops/random.hpp>
+#include <dimtensor/tensor/lengths.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor::data {
@@ -218,8 +219,8 @@ template <class Batch, class Steps>
 struct nmt_array {
   /// The indices, [Batch, Steps].
   basic_tensor<cpu, std::int64_t, Batch, Steps> array;
-  /// The valid length of each row, [Batch].
-  basic_tensor<cpu, std::int64_t, Batch> valid_len;
+  /// The valid length of each row, [Batch], lengths along Steps.
+  basic_lengths<dim_of<Steps>, cpu, std::int64_t, Batch> valid_len;
 };
 
 namespace detail {
@@ -230,7 +231,7 @@ nmt_array<Batch, Steps> nmt_tensors(nmt_index_array const& a) {
   auto const n = static_cast<index_t>(a.rows());
   auto const steps = static_cast<index_t>(a.num_steps);
   nmt_array<Batch, Steps> out{basic_tensor<cpu, std::int64_t, Batch, Steps>(uninitialized, {n, steps}),
-                              basic_tensor<cpu, std::int64_t, Batch>(uninitialized, {n})};
+                              basic_lengths<dim_of<Steps>, cpu, std::int64_t, Batch>(uninitialized, {n})};
   std::copy(a.values.begin(), a.values.end(), out.array.data());
   std::copy(a.valid_len.begin(), a.valid_len.end(), out.valid_len.data());
   return out;
@@ -339,12 +340,12 @@ template <class Batch, class Steps, class TgtSteps = Steps>
 struct nmt_batch {
   /// Source indices, [Batch, Steps].
   basic_tensor<cpu, std::int64_t, Batch, Steps> X;
-  /// Source valid lengths, [Batch].
-  basic_tensor<cpu, std::int64_t, Batch> X_valid_len;
+  /// Source valid lengths, [Batch], along Steps.
+  basic_lengths<dim_of<Steps>, cpu, std::int64_t, Batch> X_valid_len;
   /// Target indices, [Batch, TgtSteps].
   basic_tensor<cpu, std::int64_t, Batch, TgtSteps> Y;
-  /// Target valid lengths, [Batch].
-  basic_tensor<cpu, std::int64_t, Batch> Y_valid_len;
+  /// Target valid lengths, [Batch], along TgtSteps.
+  basic_lengths<dim_of<TgtSteps>, cpu, std::int64_t, Batch> Y_valid_len;
 };
 
 template <class Batch, class Steps, class TgtSteps = Steps>
@@ -413,10 +414,11 @@ class nmt_batches {
     std::size_t const n = std::min(batch_size_, order_.size() - first);
     auto const rows = static_cast<index_t>(n);
     auto const steps = static_cast<index_t>(dataset_->num_steps());
-    nmt_batch<Batch, Steps, TgtSteps> b{basic_tensor<cpu, std::int64_t, Batch, Steps>(uninitialized, {rows, steps}),
-                                        basic_tensor<cpu, std::int64_t, Batch>(uninitialized, {rows}),
-                                        basic_tensor<cpu, std::int64_t, Batch, TgtSteps>(uninitialized, {rows, steps}),
-                                        basic_tensor<cpu, std::int64_t, Batch>(uninitialized, {rows})};
+    nmt_batch<Batch, Steps, TgtSteps> b{
+        basic_tensor<cpu, std::int64_t, Batch, Steps>(uninitialized, {rows, steps}),
+        basic_lengths<dim_of<Steps>, cpu, std::int64_t, Batch>(uninitialized, {rows}),
+        basic_tensor<cpu, std::int64_t, Batch, TgtSteps>(uninitialized, {rows, steps}),
+        basic_lengths<dim_of<TgtSteps>, cpu, std::int64_t, Batch>(uninitialized, {rows})};
     dataset_->gather(std::span<std::size_t const>(order_).subspan(first, n), b.X.data(), b.X_valid_len.data(),
                      b.Y.data(), b.Y_valid_len.data());
     return b;
@@ -463,8 +465,10 @@ class nmt_dataset : public nmt_dataset_base {
   using array_type = basic_tensor<cpu, std::int64_t, Batch, Steps>;
   /// [Batch, TgtSteps] indices.
   using target_array_type = basic_tensor<cpu, std::int64_t, Batch, TgtSteps>;
-  /// [Batch] valid lengths.
-  using valid_len_type = basic_tensor<cpu, std::int64_t, Batch>;
+  /// [Batch] valid lengths of the sources, along Steps.
+  using valid_len_type = basic_lengths<dim_of<Steps>, cpu, std::int64_t, Batch>;
+  /// [Batch] valid lengths of the targets, along TgtSteps.
+  using target_valid_len_type = basic_lengths<dim_of<TgtSteps>, cpu, std::int64_t, Batch>;
 
   /// Reads @p file (`io_error` naming it when it cannot be read) as
   /// @p options say; skipped lines go to `options.warnings`.  `value_error`
@@ -487,7 +491,7 @@ class nmt_dataset : public nmt_dataset_base {
   /// The training targets, [Batch, TgtSteps].
   target_array_type const& tgt() const noexcept { return tgt_; }
   /// Their valid lengths, [Batch].
-  valid_len_type const& tgt_valid_len() const noexcept { return tgt_valid_len_; }
+  target_valid_len_type const& tgt_valid_len() const noexcept { return tgt_valid_len_; }
 
   /// @brief One epoch: every training pair once, in an order drawn from
   /// @p gen (`shuffled_order`), in batches of @p batch_size, the last one
@@ -517,7 +521,7 @@ class nmt_dataset : public nmt_dataset_base {
   array_type src_;
   valid_len_type src_valid_len_;
   target_array_type tgt_;
-  valid_len_type tgt_valid_len_;
+  target_valid_len_type tgt_valid_len_;
 };
 
 /// @brief d2l's `load_data_nmt(batch_size, num_steps, num_examples)`: the

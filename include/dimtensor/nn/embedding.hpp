@@ -119,16 +119,17 @@ class embedding : public module<embedding<Vocab, Feat, T, Backend>> {
   /// std::int32_t or std::int64_t (`indices_not_integer`
   /// otherwise) and have neither Vocab nor Feat
   /// (`embedding_indices_have_dim`); an index outside [0, num_embeddings())
-  /// is a `value_error` naming it and Vocab.
+  /// is a `value_error` naming the call, the index and Vocab ("embedding:
+  /// index_select: …").
   template <class I>
     requires(Expression<expr_t<I>> || is_ill_formed_v<I>)
   auto operator()(I const& indices) const {
     using diagnosis = typename decltype(detail::embedding_diagnosis<Vocab, Feat, Backend, I>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
-      diagnostic::fire<diagnosis>();  // the compile error, unless the indices were ill_formed
+      (void)diagnostic::fire<diagnosis>;  // the compile error, unless the indices were ill_formed
       return ill_formed{};
     } else {
-      return index_select<Vocab>(weight, indices);
+      return dimtensor::detail::in_call("embedding", [&] { return index_select<Vocab>(weight, indices); });
     }
   }
 };

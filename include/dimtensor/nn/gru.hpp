@@ -649,7 +649,7 @@ class gru : public module<gru<Time, Batch, In, Hidden, T, Backend>> {
   auto operator()(X const& x, S const& state) {
     using diagnosis = typename decltype(detail::gru_state_diagnosis<Batch, Hidden, T, Backend, S>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
-      diagnostic::fire<diagnosis>();  // the compile error, unless the state was ill_formed
+      (void)diagnostic::fire<diagnosis>;  // the compile error, unless the state was ill_formed
       return ill_formed{};
     } else {
       auto const st = dimtensor::eval(state);
@@ -672,7 +672,7 @@ class gru : public module<gru<Time, Batch, In, Hidden, T, Backend>> {
       return ill_formed{};
     } else if constexpr (expr_t<X>::rank != 2 || !dimtensor::detail::contains_v<Batch, typename expr_t<X>::specs> ||
                          !dimtensor::detail::contains_v<In, typename expr_t<X>::specs>) {
-      diagnostic::fire<diagnostic::gru_step_input_dims<Time, Batch, In, typename expr_t<X>::specs>>();
+      (void)diagnostic::fire<diagnostic::gru_step_input_dims<Time, Batch, In, typename expr_t<X>::specs>>;
       return ill_formed{};
     } else {
       auto [outputs, next] = (*this)(dimtensor::unsqueeze<Time, 0>(x), state);
@@ -722,7 +722,7 @@ class gru : public module<gru<Time, Batch, In, Hidden, T, Backend>> {
   auto run(X const& x, std::optional<H> const& h0) {
     using diagnosis = typename decltype(detail::gru_input_diagnosis<Time, Batch, In, T, Backend, X>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
-      diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+      (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
       return ill_formed{};
     } else {
       using seq_t = basic_tensor<Backend, T, Time, Batch, Hidden>;

@@ -110,7 +110,7 @@ class layer_norm : public module<layer_norm<Feat, T, Backend>> {
   auto operator()(X const& x) const {
     using diagnosis = typename decltype(detail::layer_norm_diagnosis<Feat, T, Backend, X>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
-      diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+      (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
       return ill_formed{};
     } else {
       auto const xt = dimtensor::eval(x);

@@ -179,7 +179,7 @@ class linear : public module<linear<In, Out, T, Backend>> {
   auto operator()(X const& x) const {
     using diagnosis = typename decltype(detail::linear_diagnosis<In, Out, T, Backend, X>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
-      diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+      (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
       return ill_formed{};
     } else {
       auto const xt = eval(x);

@@ -300,15 +300,18 @@ auto cross_entropy_unchecked(std::string_view name, X const& logits, Lab const& 
 /// Both must have the same dims in the same order
 /// (`loss_operands_differ<call::mse_loss, …>` otherwise) and the same
 /// floating-point element type; dynamic extents that differ are a
-/// `shape_error`.  Differentiable with respect to both.
+/// `shape_error` naming the call first ("mse_loss: target: extent mismatch
+/// for dimension …").  Differentiable with respect to both.
 template <dimtensor::detail::Operand P, dimtensor::detail::Operand Tg, Reduction R = reduction::mean_t>
 auto mse_loss(P const& prediction, Tg const& target, R r = {}) {
   (void)r;
   using diagnosis = typename decltype(detail::mse_loss_diagnosis<expr_t<P>, expr_t<Tg>>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    diagnostic::fire<diagnosis>();
+    (void)diagnostic::fire<diagnosis>;
     return ill_formed{};
   } else {
+    dimtensor::detail::check_operand_extents<dimtensor::detail::tags_of<typename expr_t<P>::specs>>(
+        "mse_loss", prediction, "prediction", target, "target");
     auto const squared = square(prediction - target);
     if constexpr (std::is_same_v<R, reduction::none_t>) {
       return eval(squared);
@@ -341,7 +344,7 @@ auto cross_entropy(X const& logits, Lab const& labels, R r = {}) {
   using diagnosis =
       typename decltype(detail::cross_entropy_diagnosis<call::cross_entropy, Class, expr_t<X>, expr_t<Lab>>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    diagnostic::fire<diagnosis>();
+    (void)diagnostic::fire<diagnosis>;
     return ill_formed{};
   } else {
     return detail::cross_entropy_unchecked<Class, R>("cross_entropy", logits, labels);
@@ -375,23 +378,27 @@ auto masked_softmax_ce_loss(P const& prediction, Lab const& label, VL const& val
     using LS = typename expr_t<Lab>::specs;
     using weights_t = tensor_with_dims<typename expr_t<P>::backend, typename expr_t<P>::value_type, LS>;
     if constexpr (!std::is_void_v<diagnosis>) {
-      diagnostic::fire<diagnosis>();
+      (void)diagnostic::fire<diagnosis>;
       return ill_formed{};
     } else if constexpr (!dimtensor::detail::contains_v<Steps, LS>) {
-      diagnostic::fire<diagnostic::not_a_dimension_of<call_t, Steps, LS>>();
+      (void)diagnostic::fire<diagnostic::not_a_dimension_of<call_t, Steps, LS>>;
       return ill_formed{};
     } else if constexpr (dimtensor::detail::valid_lens_check<Steps, weights_t, expr_t<VL>>() !=
                          dimtensor::detail::valid_lens_status::ok) {
       dimtensor::detail::diagnose_valid_lens<call_t, Steps, weights_t, expr_t<VL>>();
       return ill_formed{};
     } else {
-      auto const lab = eval(label);
-      weights_t ones(uninitialized, lab.extents());
-      ones.fill(1);
-      auto const weights = sequence_mask<Steps>(ones, valid_len);
-      auto const unweighted =
-          detail::cross_entropy_unchecked<Vocab, reduction::none_t>("masked_softmax_ce_loss", prediction, lab);
-      return dimtensor::mean<Steps>(unweighted * weights);
+      return dimtensor::detail::in_call("masked_softmax_ce_loss", [&] {
+        auto const lab = eval(label);
+        dimtensor::detail::check_operand_extents<dimtensor::detail::tags_of<typename expr_t<VL>::specs>>(
+            "masked_softmax_ce_loss", lab, "label", valid_len, "valid_len");
+        weights_t ones(uninitialized, lab.extents());
+        ones.fill(1);
+        auto const weights = sequence_mask<Steps>(ones, valid_len);
+        auto const unweighted =
+            detail::cross_entropy_unchecked<Vocab, reduction::none_t>("masked_softmax_ce_loss", prediction, lab);
+        return dimtensor::mean<Steps>(unweighted * weights);
+      });
     }
   }
 }

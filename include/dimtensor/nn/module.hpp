@@ -147,7 +147,7 @@ void for_each_member(Self& self, G&& g) {
     auto& member = hana::second(pair)(self);
     using member_type = std::remove_cvref_t<decltype(member)>;
     if constexpr (!is_module_member<member_type>()) {
-      (void)diagnostic::module_member_not_a_module<Derived, member_type>{};
+      (void)diagnostic::fire<diagnostic::module_member_not_a_module<Derived, member_type>>;
     } else {
       g(hana::to<char const*>(hana::first(pair)), member);
     }

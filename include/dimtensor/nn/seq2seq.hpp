@@ -95,23 +95,27 @@ constexpr auto tokens_diagnosis() {
 
 /// @brief Stores the sources' valid lengths @p lens (none, a [Batch] tensor,
 /// or a `std::optional` of one) in @p dst as int64; lengths of other dims
-/// are the compile error `Diagnostic<Call, Batch, their dims>`.  What both
-/// decoders' `init_state` do with d2l's `enc_valid_lens`.
-template <class Call, class Batch, template <class, class, class> class Diagnostic, class Dst>
+/// are the compile error `Diagnostic<Call, Batch, their dims>`, typed
+/// lengths of another dim than @p Measured (the sources' steps)
+/// `valid_lens_measure_another_dim`.  What both decoders' `init_state` do
+/// with d2l's `enc_valid_lens`.
+template <class Call, class Batch, class Measured, template <class, class, class> class Diagnostic, class Dst>
 void store_valid_lens(Dst&, std::nullopt_t) {}
-template <class Call, class Batch, template <class, class, class> class Diagnostic, class Dst, class L>
-  requires(Expression<expr_t<L>>)
-void store_valid_lens(Dst& dst, L const& lens) {
+template <class Call, class Batch, class Measured, template <class, class, class> class Diagnostic, class Dst, class L>
+requires(Expression<expr_t<L>>) auto store_valid_lens(Dst& dst, L const& lens) {
   using specs = typename expr_t<L>::specs;
   if constexpr (expr_t<L>::rank != 1 || !dimtensor::detail::contains_v<Batch, specs>) {
-    diagnostic::fire<Diagnostic<Call, Batch, specs>>();
+    (void)diagnostic::fire<Diagnostic<Call, Batch, specs>>;
+  } else if constexpr (!dimtensor::detail::measures_v<L, Measured>) {
+    (void)diagnostic::fire<diagnostic::valid_lens_measure_another_dim<Call, diagnostic::measured<measured_dim_t<L>>,
+                                                                      diagnostic::masked<dim_of<Measured>>>>;
   } else {
     dst = cast<std::int64_t>(lens);
   }
 }
-template <class Call, class Batch, template <class, class, class> class Diagnostic, class Dst, class L>
-void store_valid_lens(Dst& dst, std::optional<L> const& lens) {
-  if (lens) store_valid_lens<Call, Batch, Diagnostic>(dst, *lens);
+template <class Call, class Batch, class Measured, template <class, class, class> class Diagnostic, class Dst, class L>
+auto store_valid_lens(Dst& dst, std::optional<L> const& lens) {
+  if (lens) store_valid_lens<Call, Batch, Measured, Diagnostic>(dst, *lens);
 }
 
 }  // namespace detail
@@ -167,7 +171,7 @@ class seq2seq_encoder : public module<seq2seq_encoder<Batch, Steps, Vocab, Embed
   auto operator()(X const& x, L const&...) {
     using diagnosis = typename decltype(detail::tokens_diagnosis<call::seq2seq_encoder, Batch, Steps, X>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
-      diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+      (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
       return ill_formed{};
     } else {
       return rnn(embedding(x));
@@ -252,7 +256,7 @@ class seq2seq_attention_decoder
     requires(sizeof...(L) <= 1)
   state_type init_state(EncOutputs const& enc_outputs, L const&... enc_valid_lens) const {
     state_type state{enc_outputs.first, enc_outputs.second, std::nullopt};
-    (detail::store_valid_lens<call::seq2seq_attention_decoder, Batch, diagnostic::seq2seq_valid_lens_dims>(
+    (detail::store_valid_lens<call::seq2seq_attention_decoder, Batch, EncSteps, diagnostic::seq2seq_valid_lens_dims>(
          state.enc_valid_lens, enc_valid_lens),
      ...);
     return state;
@@ -270,7 +274,7 @@ class seq2seq_attention_decoder
     using diagnosis =
         typename decltype(detail::tokens_diagnosis<call::seq2seq_attention_decoder, Batch, DecSteps, X>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
-      diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+      (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
       return ill_formed{};
     } else {
       return run(x, std::move(state));

@@ -86,6 +86,22 @@ namespace nn {
 
 namespace detail {
 /// The lengths tensor type of @p L, or of the tensor a `std::optional` @p L holds.
+/// @brief Lengths @p lens as the self-attention's keys see them: typed
+/// lengths of @p From (the sequence's steps) become lengths of @p To (the
+/// same steps renamed as keys), also inside a `std::optional`; anything
+/// else as it is.
+template <class From, class To, class L>
+auto relabel_lengths(L const& lens) {
+  if constexpr (!std::is_same_v<measured_dim_t<L>, dim_of<From>>) {
+    return lens;
+  } else if constexpr (is_lengths_v<L>) {
+    return lengths_of<dim_of<To>>(lens);
+  } else {
+    using out_t = decltype(lengths_of<dim_of<To>>(*lens));
+    return lens ? std::optional<out_t>(lengths_of<dim_of<To>>(*lens)) : std::optional<out_t>();
+  }
+}
+
 template <class L>
 struct lens_type {
   using type = L;
@@ -135,8 +151,8 @@ class positional_encoding : public module<positional_encoding<Steps, Hidden, T, 
       return ill_formed{};
     } else if constexpr (!dimtensor::detail::contains_v<Steps, typename expr_t<X>::specs> ||
                          !dimtensor::detail::contains_v<Hidden, typename expr_t<X>::specs>) {
-      diagnostic::fire<diagnostic::positions_not_in_tensor<call::positional_encoding, Steps, Hidden,
-                                                           typename expr_t<X>::specs>>();
+      (void)diagnostic::fire<
+          diagnostic::positions_not_in_tensor<call::positional_encoding, Steps, Hidden, typename expr_t<X>::specs>>;
       return ill_formed{};
     } else {
       auto const xt = dimtensor::eval(x);
@@ -222,7 +238,7 @@ class transformer_encoder_block : public module<transformer_encoder_block<Steps,
     requires(sizeof...(L) <= 1)
   auto operator()(X const& x, L const&... valid_lens) {
     auto const keys = rename<Steps, SelfKeys>(x);
-    auto const y = addnorm1(x, attention(x, keys, keys, valid_lens...));
+    auto const y = addnorm1(x, attention(x, keys, keys, detail::relabel_lengths<Steps, SelfKeys>(valid_lens)...));
     return addnorm2(y, ffn(y));
   }
 };
@@ -272,12 +288,13 @@ class transformer_encoder
   template <class X, class... L>
     requires(sizeof...(L) <= 1)
   auto operator()(X const& x, L const&... valid_lens) {
-    using diagnosis = typename decltype(detail::tokens_diagnosis<call::transformer_encoder, Batch, Steps, X>())::type;
+    using diagnosis = typename detail::first_diagnosis<
+        typename decltype(detail::tokens_diagnosis<call::transformer_encoder, Batch, Steps, X>())::type,
+        typename decltype(lens_diagnosis<L>())::type...>::type;
     if constexpr (!std::is_void_v<diagnosis>) {
-      diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+      (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
       return ill_formed{};
     } else {
-      (check_lens<L>(), ...);
       using hidden_t = basic_tensor<Backend, T, Batch, Steps, Hidden>;
       hidden_t h = pos_encoding(embedding(x) * scale_);
       for (auto& blk : blks) h = hidden_t(blk(h, valid_lens...));
@@ -297,13 +314,23 @@ class transformer_encoder
 
   static T scale_of(Hidden h) { return static_cast<T>(std::sqrt(static_cast<double>(h.value))); }
 
+  // What is wrong with valid lengths of type L: [Batch] lengths of the
+  // steps (typed ones of Steps), or none; a diagnostic class, or void.
   template <class L>
-  static constexpr void check_lens() {
+  static constexpr auto lens_diagnosis() {
     using lens_t = std::remove_cvref_t<L>;
-    if constexpr (!std::is_same_v<lens_t, std::nullopt_t>) {
+    if constexpr (std::is_same_v<lens_t, std::nullopt_t> || is_ill_formed_v<lens_t>) {
+      return std::type_identity<void>{};
+    } else {
       using specs = typename expr_t<typename detail::lens_type<lens_t>::type>::specs;
       if constexpr (dimtensor::detail::rank_v<specs> != 1 || !dimtensor::detail::contains_v<Batch, specs>) {
-        diagnostic::fire<diagnostic::transformer_valid_lens_dims<call::transformer_encoder, Batch, specs>>();
+        return std::type_identity<diagnostic::transformer_valid_lens_dims<call::transformer_encoder, Batch, specs>>{};
+      } else if constexpr (!dimtensor::detail::measures_v<lens_t, Steps>) {
+        return std::type_identity<diagnostic::valid_lens_measure_another_dim<
+            call::transformer_encoder, diagnostic::measured<measured_dim_t<lens_t>>,
+            diagnostic::masked<dim_of<Steps>>>>{};
+      } else {
+        return std::type_identity<void>{};
       }
     }
   }
@@ -463,7 +490,7 @@ class transformer_decoder
   state_type init_state(EncOutputs const& enc_outputs, L const&... enc_valid_lens) const {
     state_type state{enc_outputs, std::nullopt, {}, 0};
     state.key_values.resize(blks.size());
-    (detail::store_valid_lens<call::transformer_decoder, Batch, diagnostic::transformer_valid_lens_dims>(
+    (detail::store_valid_lens<call::transformer_decoder, Batch, EncSteps, diagnostic::transformer_valid_lens_dims>(
          state.enc_valid_lens, enc_valid_lens),
      ...);
     return state;
@@ -477,7 +504,7 @@ class transformer_decoder
     using diagnosis =
         typename decltype(detail::tokens_diagnosis<call::transformer_decoder, Batch, DecSteps, X>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
-      diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+      (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
       return ill_formed{};
     } else {
       return run(x, std::move(state));

@@ -128,7 +128,7 @@ template <class A, class B>
 auto bmm(A const& a, B const& b) {
   using diagnosis = typename decltype(detail::bmm_diagnosis<A, B>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed
+    (void)diagnostic::fire<diagnosis>;  // the compile error, unless an operand was ill_formed
     return ill_formed{};
   } else {
     return detail::contract_operands<dim_of<detail::spec_at<typename A::specs, 2>>>("bmm", a, b);

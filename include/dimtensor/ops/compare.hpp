@@ -89,24 +89,24 @@ constexpr bool comparable() {
 /// diagnostic and returns false when they cannot be compared.  Call it only
 /// where comparable() is false.
 template <class Call, class A, class B>
-constexpr bool check_comparable() {
+constexpr auto check_comparable() {
   if constexpr (any_ill_formed_v<A, B>) {
     return false;
   } else if constexpr (!std::is_same_v<typename A::backend, typename B::backend>) {
-    (void)diagnostic::backends_differ<Call, typename A::backend, typename B::backend>{};
+    (void)diagnostic::fire<diagnostic::backends_differ<Call, typename A::backend, typename B::backend>>;
     return false;
   } else if constexpr (!std::is_same_v<typename A::value_type, typename B::value_type>) {
-    (void)diagnostic::element_types_differ<Call, typename A::value_type, typename B::value_type>{};
+    (void)diagnostic::fire<diagnostic::element_types_differ<Call, typename A::value_type, typename B::value_type>>;
     return false;
   } else if constexpr (!same_tags_v<typename A::specs, typename B::specs>) {
-    (void)diagnostic::different_dims<Call, typename A::specs, typename B::specs>{};
+    (void)diagnostic::fire<diagnostic::different_dims<Call, typename A::specs, typename B::specs>>;
     return false;
   } else if constexpr (constexpr std::size_t i = first_static_conflict<typename A::specs, typename B::specs>();
                        i < rank_v<typename A::specs>) {
     using left = spec_at<typename A::specs, i>;
     using right = spec_at<typename B::specs, i>;
-    (void)diagnostic::extent_mismatch<Call, dim_of<left>,
-                                      diagnostic::extents<static_extent_v<left>, static_extent_v<right>>>{};
+    (void)diagnostic::fire<diagnostic::extent_mismatch<
+        Call, dim_of<left>, diagnostic::extents<static_extent_v<left>, static_extent_v<right>>>>;
     return false;
   } else {
     return true;

@@ -312,7 +312,7 @@ template <class D, class X0, class... Xs>
 auto concat(X0 const& x0, Xs const&... xs) {
   using diagnosis = typename decltype(detail::concat_diagnosis<D, X0, Xs...>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed
+    (void)diagnostic::fire<diagnosis>;  // the compile error, unless an operand was ill_formed
     return ill_formed{};
   } else {
     using L0 = typename X0::specs;
@@ -401,7 +401,7 @@ auto concat(R&& parts) {
   using X = std::remove_cvref_t<std::ranges::range_reference_t<R>>;
   using L = typename X::specs;
   if constexpr (!detail::contains_v<D, L>) {
-    diagnostic::fire<diagnostic::not_a_dimension_of<call::concat, D, L>>();
+    (void)diagnostic::fire<diagnostic::not_a_dimension_of<call::concat, D, L>>;
     return ill_formed{};
   } else {
     constexpr std::size_t pos = detail::index_of_v<D, L>;

@@ -548,7 +548,7 @@ template <class D, class A, class B>
 auto contract(A const& a, B const& b) {
   using diagnosis = typename decltype(detail::contract_diagnosis<D, A, B>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed
+    (void)diagnostic::fire<diagnosis>;  // the compile error, unless an operand was ill_formed
     return ill_formed{};
   } else {
     return detail::contract_operands<D>("contract", a, b);

@@ -89,7 +89,7 @@ template <class D, class X, class Ix>
 auto index_select(X const& x, Ix const& indices) {
   using diagnosis = typename decltype(detail::index_select_diagnosis<D, X, Ix>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    diagnostic::fire<diagnosis>();  // the compile error, unless an argument was ill_formed
+    (void)diagnostic::fire<diagnosis>;  // the compile error, unless an argument was ill_formed
     return ill_formed{};
   } else {
     using L = typename X::specs;

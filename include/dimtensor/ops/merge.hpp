@@ -93,7 +93,7 @@ template <class A, class B, class To, class X>
 auto merge(X const& x) {
   using diagnosis = typename decltype(detail::merge_diagnosis<A, B, To, X>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
     return ill_formed{};
   } else {
     using L = typename X::specs;

@@ -76,7 +76,7 @@ template <class... Ds, class X>
 auto permute(X const& x) {
   using diagnosis = typename decltype(detail::permute_diagnosis<X, Ds...>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
     return ill_formed{};
   } else {
     using L = typename X::specs;

@@ -264,12 +264,12 @@ constexpr reduce_status reduce_check() {
 
 /// Instantiates the diagnostic for what reduce_check found, naming @p Call.
 template <class Call, reduction_kind K, class D, class E>
-void diagnose_reduce() {
+auto diagnose_reduce() {
   constexpr reduce_status status = reduce_check<K, D, E>();
   if constexpr (status == reduce_status::absent_dim) {
-    (void)diagnostic::not_a_dimension_of<Call, D, typename E::specs>{};
+    (void)diagnostic::fire<diagnostic::not_a_dimension_of<Call, D, typename E::specs>>;
   } else if constexpr (status == reduce_status::not_floating_point) {
-    (void)diagnostic::needs_floating_point<Call, typename E::value_type>{};
+    (void)diagnostic::fire<diagnostic::needs_floating_point<Call, typename E::value_type>>;
   }
 }
 

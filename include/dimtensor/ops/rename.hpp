@@ -53,7 +53,7 @@ template <class From, class To, class X>
 auto rename(X const& x) {
   using diagnosis = typename decltype(detail::rename_diagnosis<From, To, X>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
     return ill_formed{};
   } else {
     using L = typename X::specs;

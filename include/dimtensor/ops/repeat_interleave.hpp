@@ -19,6 +19,7 @@
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/ops/reduce.hpp>
+#include <dimtensor/tensor/lengths.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
@@ -52,7 +53,8 @@ constexpr auto repeat_interleave_diagnosis() {
 /// valid_lens).  To is dynamic.
 ///
 /// Copies into a new contiguous tensor.  An expression is evaluated first.
-/// x's gradient is the sum of the gradients of its repeats.
+/// x's gradient is the sum of the gradients of its repeats.  Typed lengths
+/// (`lengths<KVPairs, Batch>`) come back as lengths of the same measured dim.
 /// D not a dim of x (`not_a_dimension_of`), or To another dim of x
 /// (`already_a_dimension_of`), is a compile error; a negative @p repeats is a
 /// `value_error`.
@@ -61,7 +63,7 @@ template <class D, class To = D, class X>
 auto repeat_interleave(X const& x, index_t repeats) {
   using diagnosis = typename decltype(detail::repeat_interleave_diagnosis<D, To, X>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
     return ill_formed{};
   } else {
     using L = typename X::specs;
@@ -107,7 +109,14 @@ auto repeat_interleave(X const& x, index_t repeats) {
                              detail::split_extents{rows, repeats, inner}, {});
       }
     }
-    return out;
+    if constexpr (is_lengths_v<X>) {
+      // d2l's valid lengths repeated over the heads still measure the same dim.
+      using lengths_t = lengths_with_dims<typename X::measures, typename X::backend, typename X::value_type,
+                                          boost::mp11::mp_replace_at_c<L, pos, To>>;
+      return lengths_t(std::move(out));
+    } else {
+      return out;
+    }
   }
 }
 

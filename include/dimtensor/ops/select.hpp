@@ -49,7 +49,7 @@ template <class D, class X>
 requires(Expression<X> || is_ill_formed_v<X>) auto select(X const& x, index_t i) {
   using diagnosis = typename decltype(detail::select_diagnosis<D, X>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
     return ill_formed{};
   } else {
     using L = typename X::specs;

@@ -38,6 +38,7 @@
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/reduce.hpp>
+#include <dimtensor/tensor/lengths.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
@@ -50,6 +51,31 @@ struct valid_lens_not_integral {
   static_assert(always_false<Call, T>,
                 "dimtensor: valid_lens must hold std::int32_t or std::int64_t elements "
                 "(see valid_lens_not_integral<call, element type of valid_lens> above)");
+};
+
+/// Typed valid lengths (`lengths<Measured, …>`) given to a call that masks another dim.
+template <class Call, class Measured, class Masked>
+struct valid_lens_measure_another_dim {
+  static_assert(always_false<Call, Measured, Masked>,
+                "dimtensor: the valid lengths measure another dim than the one the call masks (see "
+                "valid_lens_measure_another_dim<call, measured<dim of the lengths>, masked<dim of the call>> above); "
+                "pass the lengths of the masked dim's sequences");
+};
+
+/// The dim typed valid lengths measure, in diagnostics.
+template <class D>
+struct measured {};
+/// The dim a call masks or attends over, in diagnostics.
+template <class D>
+struct masked {};
+
+/// `valid_lengths<D>(mask)` given a mask that does not hold bools.
+template <class Call, class T>
+struct mask_not_bool {
+  static_assert(
+      always_false<Call, T>,
+      "dimtensor: valid_lengths counts the true elements of a bool mask, e.g. valid_lengths<Steps>(ne(tokens, pad)) "
+      "(see mask_not_bool<call, element type of the mask> above)");
 };
 
 /// The valid lengths' dims do not lead the dims of the masked tensor without the masked dim.
@@ -77,7 +103,20 @@ constexpr std::size_t first_static_mismatch() {
 }
 
 /// What the compile-time checks of a valid-lengths argument find first.
-enum class valid_lens_status { ok, absent_dim, backends_differ, not_integral, not_leading, extents_differ };
+enum class valid_lens_status {
+  ok,
+  absent_dim,
+  measures_another_dim,
+  backends_differ,
+  not_integral,
+  not_leading,
+  extents_differ
+};
+
+/// Whether valid lengths @p L may mask @p D: typed lengths of D's tag, or
+/// untyped ones (a plain integer tensor, unchecked).
+template <class L, class D>
+inline constexpr bool measures_v = std::is_void_v<measured_dim_t<L>> || std::is_same_v<measured_dim_t<L>, dim_of<D>>;
 
 // Checks valid lengths L for masking X along D.  Computed without
 // instantiating a diagnostic, so that the `if constexpr` testing it stays
@@ -89,6 +128,8 @@ constexpr valid_lens_status valid_lens_check() {
   using LT = typename L::value_type;
   if constexpr (!contains_v<D, S>) {
     return valid_lens_status::absent_dim;
+  } else if constexpr (!measures_v<L, D>) {
+    return valid_lens_status::measures_another_dim;
   } else if constexpr (!std::is_same_v<typename L::backend, typename X::backend>) {
     return valid_lens_status::backends_differ;
   } else if constexpr (!std::is_same_v<LT, std::int32_t> && !std::is_same_v<LT, std::int64_t>) {
@@ -104,24 +145,27 @@ constexpr valid_lens_status valid_lens_check() {
 
 /// Instantiates the diagnostic for what valid_lens_check found, naming @p Call.
 template <class Call, class D, class X, class L>
-void diagnose_valid_lens() {
+auto diagnose_valid_lens() {
   using S = typename X::specs;
   using LS = typename L::specs;
   using rest = remove_dim<D, S>;
   constexpr valid_lens_status status = valid_lens_check<D, X, L>();
   if constexpr (status == valid_lens_status::absent_dim) {
-    (void)diagnostic::not_a_dimension_of<Call, D, S>{};
+    (void)diagnostic::fire<diagnostic::not_a_dimension_of<Call, D, S>>;
+  } else if constexpr (status == valid_lens_status::measures_another_dim) {
+    (void)diagnostic::fire<diagnostic::valid_lens_measure_another_dim<Call, diagnostic::measured<measured_dim_t<L>>,
+                                                                      diagnostic::masked<dim_of<D>>>>;
   } else if constexpr (status == valid_lens_status::backends_differ) {
-    (void)diagnostic::backends_differ<Call, typename X::backend, typename L::backend>{};
+    (void)diagnostic::fire<diagnostic::backends_differ<Call, typename X::backend, typename L::backend>>;
   } else if constexpr (status == valid_lens_status::not_integral) {
-    (void)diagnostic::valid_lens_not_integral<Call, typename L::value_type>{};
+    (void)diagnostic::fire<diagnostic::valid_lens_not_integral<Call, typename L::value_type>>;
   } else if constexpr (status == valid_lens_status::not_leading) {
-    (void)diagnostic::valid_lens_not_a_leading_part<Call, LS, rest>{};
+    (void)diagnostic::fire<diagnostic::valid_lens_not_a_leading_part<Call, LS, rest>>;
   } else if constexpr (status == valid_lens_status::extents_differ) {
     constexpr std::size_t bad = first_static_mismatch<LS, rest>();
-    (void)diagnostic::extent_mismatch<Call, dim_of<spec_at<LS, bad>>,
-                                      diagnostic::extents<static_extent_v<spec_at<rest, bad>>,
-                                                          static_extent_v<spec_at<LS, bad>>>>{};
+    (void)diagnostic::fire<diagnostic::extent_mismatch<
+        Call, dim_of<spec_at<LS, bad>>,
+        diagnostic::extents<static_extent_v<spec_at<rest, bad>>, static_extent_v<spec_at<LS, bad>>>>>;
   }
 }
 
@@ -220,6 +264,28 @@ auto sequence_mask(E const& x, L const& valid_len, V value = V(0)) {
     return ill_formed{};
   } else {
     return sequence_mask<dim_of<boost::mp11::mp_back<typename E::specs>>>(x, valid_len, value);
+  }
+}
+
+/// @brief The counterpart of `sequence_mask`: the number of true elements
+/// of the bool @p mask along D, as lengths along D (`lengths<D, …>`, int64,
+/// the mask's other dims).  d2l's `(array != vocab['<pad>']).sum(1)`:
+/// `valid_lengths<Steps>(ne(tokens, pad))`.
+///
+/// D not a dim of the mask (`not_a_dimension_of`) or a mask of another
+/// element type than bool (`mask_not_bool`) is a compile error.
+template <class D, detail::Operand M>
+auto valid_lengths(M const& mask) {
+  if constexpr (is_ill_formed_v<M>) {
+    return ill_formed{};
+  } else if constexpr (!detail::contains_v<D, typename M::specs>) {
+    (void)diagnostic::fire<diagnostic::not_a_dimension_of<call::valid_lengths, D, typename M::specs>>;
+    return ill_formed{};
+  } else if constexpr (!std::is_same_v<typename M::value_type, bool>) {
+    (void)diagnostic::fire<diagnostic::mask_not_bool<call::valid_lengths, typename M::value_type>>;
+    return ill_formed{};
+  } else {
+    return lengths_of<dim_of<D>>(sum<D>(cast<std::int64_t>(mask)));
   }
 }
 

@@ -53,7 +53,7 @@ template <class D, class X>
 auto slice(X const& x, index_t begin, index_t end, index_t step = 1) {
   using diagnosis = typename decltype(detail::slice_diagnosis<D, X>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
     return ill_formed{};
   } else {
     using L = typename X::specs;

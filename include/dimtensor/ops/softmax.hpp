@@ -49,12 +49,12 @@ constexpr softmax_status softmax_check() {
 
 /// Instantiates the diagnostic for what softmax_check found, naming @p Call.
 template <class Call, class D, class E>
-void diagnose_softmax() {
+auto diagnose_softmax() {
   constexpr softmax_status status = softmax_check<D, E>();
   if constexpr (status == softmax_status::absent_dim) {
-    (void)diagnostic::not_a_dimension_of<Call, D, typename E::specs>{};
+    (void)diagnostic::fire<diagnostic::not_a_dimension_of<Call, D, typename E::specs>>;
   } else if constexpr (status == softmax_status::not_floating_point) {
-    (void)diagnostic::needs_floating_point<Call, typename E::value_type>{};
+    (void)diagnostic::fire<diagnostic::needs_floating_point<Call, typename E::value_type>>;
   }
 }
 

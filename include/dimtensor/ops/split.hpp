@@ -120,7 +120,7 @@ template <class D, class Outer, class Inner, class X, class Count>
 auto split(X const& x, Count const& parts) {
   using diagnosis = typename decltype(detail::split_diagnosis<D, Outer, Inner, Count, X>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
     return ill_formed{};
   } else {
     using L = typename X::specs;

@@ -70,7 +70,7 @@ template <class D, class X>
 auto squeeze(X const& x) {
   using diagnosis = typename decltype(detail::squeeze_diagnosis<D, X>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
     return ill_formed{};
   } else {
     using L = typename X::specs;

@@ -66,7 +66,7 @@ requires(Expression<std::remove_cvref_t<std::ranges::range_reference_t<R>>>) aut
   using L = typename X::specs;
   using diagnosis = typename decltype(detail::stack_diagnosis<New, Pos, L>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    diagnostic::fire<diagnosis>();
+    (void)diagnostic::fire<diagnosis>;
     return ill_formed{};
   } else {
     constexpr std::size_t r = X::rank;

@@ -50,7 +50,7 @@ template <class A, class B, class X>
 auto transpose(X const& x) {
   using diagnosis = typename decltype(detail::transpose_diagnosis<A, B, X>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
     return ill_formed{};
   } else {
     using L = typename X::specs;

@@ -69,7 +69,7 @@ template <class D, std::size_t Pos, class X>
 auto unsqueeze(X const& x) {
   using diagnosis = typename decltype(detail::unsqueeze_diagnosis<D, Pos, X>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
     return ill_formed{};
   } else {
     using L = typename X::specs;

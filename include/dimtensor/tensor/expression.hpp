@@ -204,12 +204,12 @@ inline constexpr bool binary_ok_v = std::is_same_v<typename A::backend, typename
 /// Checks operands of an elementwise call: same backend, same element type,
 /// broadcastable dims.  Instantiates the diagnostic and returns false if not.
 template <class Call, class A, class B>
-constexpr bool check_binary() {
+constexpr auto check_binary() {
   if constexpr (!std::is_same_v<typename A::backend, typename B::backend>) {
-    (void)diagnostic::backends_differ<Call, typename A::backend, typename B::backend>{};
+    (void)diagnostic::fire<diagnostic::backends_differ<Call, typename A::backend, typename B::backend>>;
     return false;
   } else if constexpr (!std::is_same_v<typename A::value_type, typename B::value_type>) {
-    (void)diagnostic::element_types_differ<Call, typename A::value_type, typename B::value_type>{};
+    (void)diagnostic::fire<diagnostic::element_types_differ<Call, typename A::value_type, typename B::value_type>>;
     return false;
   } else if constexpr (!broadcast<typename A::specs, typename B::specs>::ok) {
     diagnose_broadcast<Call, typename A::specs, typename B::specs>();

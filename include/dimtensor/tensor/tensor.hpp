@@ -66,7 +66,7 @@ namespace detail {
 template <class D, class Specs, class Extents>
 auto extent_of(Extents const& ext) {
   if constexpr (!contains_v<D, Specs>) {
-    (void)diagnostic::not_a_dimension_of<call::tensor, D, Specs>{};
+    (void)diagnostic::fire<diagnostic::not_a_dimension_of<call::tensor, D, Specs>>;
     return index_t{0};
   } else {
     using S = spec_for<D, Specs>;
@@ -121,9 +121,9 @@ constexpr index_t named_extent(A const& a) {
 
 /// Checks that a dims list has no duplicate; instantiates the diagnostic when it has.
 template <class L>
-constexpr bool check_unique() {
+constexpr auto check_unique() {
   if constexpr (!is_unique_v<L>) {
-    (void)diagnostic::duplicate_dimension<first_duplicate<L>, L>{};
+    (void)diagnostic::fire<diagnostic::duplicate_dimension<first_duplicate<L>, L>>;
     return false;
   } else {
     return true;
@@ -315,14 +315,15 @@ class basic_tensor {
                     "x(Batch(1), Queries(0))");
       return *data_;
     } else if constexpr (!(detail::contains_v<Index, specs> && ...)) {
-      (void)diagnostic::not_a_dimension_of<call::element_access, detail::first_foreign<given, specs>, specs>{};
+      (void)diagnostic::fire<
+          diagnostic::not_a_dimension_of<call::element_access, detail::first_foreign<given, specs>, specs>>;
       return *data_;
     } else if constexpr (!detail::is_unique_v<given>) {
-      (void)diagnostic::duplicate_dimension<detail::first_duplicate<given>, given>{};
+      (void)diagnostic::fire<diagnostic::duplicate_dimension<detail::first_duplicate<given>, given>>;
       return *data_;
     } else if constexpr (sizeof...(Index) != rank) {
-      (void)diagnostic::missing_index<call::element_access,
-                                      detail::first_foreign<detail::tags_of<specs>, given>, specs>{};
+      (void)diagnostic::fire<
+          diagnostic::missing_index<call::element_access, detail::first_foreign<detail::tags_of<specs>, given>, specs>>;
       return *data_;
     } else if constexpr (!Backend::host_accessible) {
       static_assert(Backend::host_accessible,
@@ -442,7 +443,7 @@ class basic_tensor {
   /// handle share it; views and results do not.
   basic_tensor& requires_grad_(bool on = true) {
     if constexpr (!std::is_floating_point_v<T>) {
-      diagnostic::fire<diagnostic::not_differentiable<call::requires_grad, T>>();
+      (void)diagnostic::fire<diagnostic::not_differentiable<call::requires_grad, T>>;
     } else if (grad_state_ && grad_state_->grad_fn) {
       if (!on) {
         throw value_error("requires_grad_(false): the tensor " + detail::shape_string<specs>(extents_) +
@@ -500,7 +501,7 @@ class basic_tensor {
   /// of something with respect to it: `backward(gradient)`.
   void backward() const {
     if constexpr (!std::is_floating_point_v<T>) {
-      diagnostic::fire<diagnostic::not_differentiable<call::backward, T>>();
+      (void)diagnostic::fire<diagnostic::not_differentiable<call::backward, T>>;
     } else {
       if (size() != 1) {
         throw value_error("backward: the tensor " + detail::shape_string<specs>(extents_) + " has " +
@@ -518,7 +519,7 @@ class basic_tensor {
   /// respect to this tensor (same dims and extents).
   void backward(basic_tensor const& gradient) const {
     if constexpr (!std::is_floating_point_v<T>) {
-      diagnostic::fire<diagnostic::not_differentiable<call::backward, T>>();
+      (void)diagnostic::fire<diagnostic::not_differentiable<call::backward, T>>;
     } else {
       if (!requires_grad()) {
         throw value_error("backward: the tensor " + detail::shape_string<specs>(extents_) +
@@ -599,16 +600,16 @@ class basic_tensor {
                                         detail::broadcast<specs, typename E::specs>::ok;
 
   template <class E>
-  static constexpr bool check_convertible() {
+  static constexpr auto check_convertible() {
     using ES = typename E::specs;
     if constexpr (!std::is_same_v<typename E::backend, Backend>) {
-      (void)diagnostic::backends_differ<call::tensor, typename E::backend, Backend>{};
+      (void)diagnostic::fire<diagnostic::backends_differ<call::tensor, typename E::backend, Backend>>;
       return false;
     } else if constexpr (!std::is_same_v<typename E::value_type, T>) {
-      (void)diagnostic::element_types_differ<call::tensor, T, typename E::value_type>{};
+      (void)diagnostic::fire<diagnostic::element_types_differ<call::tensor, T, typename E::value_type>>;
       return false;
     } else if constexpr (!detail::same_tags_v<ES, specs>) {
-      (void)diagnostic::assigned_dims_differ<call::tensor, specs, ES>{};
+      (void)diagnostic::fire<diagnostic::assigned_dims_differ<call::tensor, specs, ES>>;
       return false;
     } else if constexpr (!detail::broadcast<specs, ES>::ok) {
       detail::diagnose_broadcast<call::tensor, specs, ES>();

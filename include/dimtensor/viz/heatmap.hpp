@@ -175,7 +175,7 @@ heatmap_layout layout_heatmaps(E const& matrices, heatmap_options const& options
     static_assert(diagnostic::always_false<E>, "dimtensor: layout_heatmaps takes a tensor or a tensor expression");
     return {};
   } else if constexpr (E::rank != 4) {
-    (void)diagnostic::heatmaps_need_rank_4<call::show_heatmaps, typename E::specs>{};
+    (void)diagnostic::fire<diagnostic::heatmaps_need_rank_4<call::show_heatmaps, typename E::specs>>;
     return {};
   } else {
     return detail::layout_heatmap_data("show_heatmaps", detail::read_heatmap_data(matrices), options);
@@ -191,7 +191,7 @@ heatmap_layout layout_heatmap(E const& matrix, heatmap_options const& options = 
     static_assert(diagnostic::always_false<E>, "dimtensor: layout_heatmap takes a tensor or a tensor expression");
     return {};
   } else if constexpr (E::rank != 2) {
-    (void)diagnostic::heatmap_needs_rank_2<call::show_heatmap, typename E::specs>{};
+    (void)diagnostic::fire<diagnostic::heatmap_needs_rank_2<call::show_heatmap, typename E::specs>>;
     return {};
   } else {
     return detail::layout_heatmap_data("show_heatmap", detail::read_heatmap_data(matrix), options);
@@ -221,7 +221,7 @@ void show_heatmaps(E const& matrices, std::filesystem::path const& file, heatmap
   } else if constexpr (!Expression<E>) {
     static_assert(diagnostic::always_false<E>, "dimtensor: show_heatmaps takes a tensor or a tensor expression");
   } else if constexpr (E::rank != 4) {
-    (void)diagnostic::heatmaps_need_rank_4<call::show_heatmaps, typename E::specs>{};
+    (void)diagnostic::fire<diagnostic::heatmaps_need_rank_4<call::show_heatmaps, typename E::specs>>;
   } else {
     (void)format_of(file, "show_heatmaps");
     detail::draw_heatmap_data("show_heatmaps", detail::read_heatmap_data(matrices), file, options);
@@ -238,7 +238,7 @@ void show_heatmap(E const& matrix, std::filesystem::path const& file, heatmap_op
   } else if constexpr (!Expression<E>) {
     static_assert(diagnostic::always_false<E>, "dimtensor: show_heatmap takes a tensor or a tensor expression");
   } else if constexpr (E::rank != 2) {
-    (void)diagnostic::heatmap_needs_rank_2<call::show_heatmap, typename E::specs>{};
+    (void)diagnostic::fire<diagnostic::heatmap_needs_rank_2<call::show_heatmap, typename E::specs>>;
   } else {
     (void)format_of(file, "show_heatmap");
     detail::draw_heatmap_data("show_heatmap", detail::read_heatmap_data(matrix), file, options);

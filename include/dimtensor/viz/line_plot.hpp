@@ -190,21 +190,21 @@ series series_of(std::string label, X const& x, Y const& y, series::style kind =
   if constexpr (any_ill_formed_v<X, Y>) {
     return {};
   } else if constexpr (X::rank != 1) {
-    (void)diagnostic::series_needs_rank_1<call::series_of, typename X::specs>{};
+    (void)diagnostic::fire<diagnostic::series_needs_rank_1<call::series_of, typename X::specs>>;
     return {};
   } else if constexpr (Y::rank != 1) {
-    (void)diagnostic::series_needs_rank_1<call::series_of, typename Y::specs>{};
+    (void)diagnostic::fire<diagnostic::series_needs_rank_1<call::series_of, typename Y::specs>>;
     return {};
   } else {
     using SX = dimtensor::detail::spec_at<typename X::specs, 0>;
     using SY = dimtensor::detail::spec_at<typename Y::specs, 0>;
     if constexpr (!std::is_same_v<dim_of<SX>, dim_of<SY>>) {
-      (void)diagnostic::series_dims_differ<call::series_of, diagnostic::left_has<dim_of<SX>>,
-                                           diagnostic::right_has<dim_of<SY>>>{};
+      (void)diagnostic::fire<diagnostic::series_dims_differ<call::series_of, diagnostic::left_has<dim_of<SX>>,
+                                                            diagnostic::right_has<dim_of<SY>>>>;
       return {};
     } else if constexpr (is_static_v<SX> && is_static_v<SY> && static_extent_v<SX> != static_extent_v<SY>) {
-      (void)diagnostic::extent_mismatch<call::series_of, dim_of<SX>,
-                                        diagnostic::extents<static_extent_v<SX>, static_extent_v<SY>>>{};
+      (void)diagnostic::fire<diagnostic::extent_mismatch<
+          call::series_of, dim_of<SX>, diagnostic::extents<static_extent_v<SX>, static_extent_v<SY>>>>;
       return {};
     } else {
       if (x.extents()[0] != y.extents()[0]) {
@@ -223,7 +223,7 @@ series series_of(std::string label, Y const& y, series::style kind = series::sty
   if constexpr (is_ill_formed_v<Y>) {
     return {};
   } else if constexpr (Y::rank != 1) {
-    (void)diagnostic::series_needs_rank_1<call::series_of, typename Y::specs>{};
+    (void)diagnostic::fire<diagnostic::series_needs_rank_1<call::series_of, typename Y::specs>>;
     return {};
   } else {
     std::vector<double> ys = detail::values_of(y);

@@ -263,7 +263,10 @@ TEST_CASE("build_array_nmt: <eos>, truncate_pad, valid lengths as int64 tensors"
 
   auto const [array, valid_len] = data::build_array_nmt<Batch, Steps>(lines, v, 4);
   static_assert(std::is_same_v<std::remove_cvref_t<decltype(array)>, dt::basic_tensor<dt::cpu, std::int64_t, Batch, Steps>>);
-  static_assert(std::is_same_v<std::remove_cvref_t<decltype(valid_len)>, dt::basic_tensor<dt::cpu, std::int64_t, Batch>>);
+  // Lengths along Steps, as a tensor [Batch] (masked_softmax<Steps> and the losses check the dim).
+  static_assert(
+      std::is_same_v<std::remove_cvref_t<decltype(valid_len)>, dt::basic_lengths<Steps, dt::cpu, std::int64_t, Batch>>);
+  static_assert(dt::is_tensor_v<std::remove_cvref_t<decltype(valid_len)>>);
   CHECK(array.extents() == std::array<dt::index_t, 2>{2, 4});
   CHECK(values(array) == std::vector<std::int64_t>{5, 4, 3, 1,    // go . <eos> <pad>
                                                    6, 4, 7, 8});  // hi . x y: truncated, <eos> dropped
@@ -409,7 +412,10 @@ TEST_CASE("nmt_dataset::batches: every training pair once per epoch, shuffled by
   std::size_t k = 0;
   for (auto const& [X, X_valid_len, Y, Y_valid_len] : epoch1) {
     static_assert(std::is_same_v<std::remove_cvref_t<decltype(X)>, dt::basic_tensor<dt::cpu, std::int64_t, Batch, Steps>>);
-    static_assert(std::is_same_v<std::remove_cvref_t<decltype(Y_valid_len)>, dt::basic_tensor<dt::cpu, std::int64_t, Batch>>);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(X_valid_len)>,
+                                 dt::basic_lengths<Steps, dt::cpu, std::int64_t, Batch>>);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(Y_valid_len)>,
+                                 dt::basic_lengths<Steps, dt::cpu, std::int64_t, Batch>>);
     dt::index_t const n = X.extents()[0];
     sizes.push_back(n);
     CHECK(X.extents()[1] == 5);
@@ -524,6 +530,10 @@ TEST_CASE("nmt_dataset<Batch, EncSteps, DecSteps>: sources and targets under ste
   for (auto const& [X, X_valid_len, Y, Y_valid_len] : ds.batches(8, gen)) {
     STATIC_REQUIRE(std::is_same_v<std::remove_cvref_t<decltype(X)>, dt::tensor<std::int64_t, Batch, EncSteps>>);
     STATIC_REQUIRE(std::is_same_v<std::remove_cvref_t<decltype(Y)>, dt::tensor<std::int64_t, Batch, DecSteps>>);
+    // Each side's lengths measure its own steps.
+    STATIC_REQUIRE(std::is_same_v<std::remove_cvref_t<decltype(X_valid_len)>, dt::lengths<EncSteps, Batch>>);
+    STATIC_REQUIRE(std::is_same_v<std::remove_cvref_t<decltype(Y_valid_len)>, dt::lengths<DecSteps, Batch>>);
+    STATIC_REQUIRE(std::is_same_v<std::remove_cvref_t<decltype(ds.tgt_valid_len())>, dt::lengths<DecSteps, Batch>>);
     CHECK(Y.extent<DecSteps>() == 5);
     CHECK(X.extent<Batch>() == Y_valid_len.extent<Batch>());
   }

@@ -110,26 +110,34 @@ class additive_attention
   /// @p valid_lens (none, a lengths tensor, or a `std::optional` of one).
   ///
   /// Compile errors name the call and operand (`attention_operand_lacks_dim`,
-  /// `attention_operand_has_foreign_dim`); the layers, broadcasting and the
-  /// contraction check the rest.
+  /// `attention_operand_has_foreign_dim`) and typed lengths of another dim
+  /// than KV (`valid_lens_measure_another_dim`); the layers, broadcasting
+  /// and the contraction check the rest.
   template <class Q, class K, class V, class... L>
     requires(sizeof...(L) <= 1)
   auto operator()(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
-    using diagnosis = typename decltype(detail::additive_diagnosis<Queries, KV, QueryFeat, KeyFeat, Hidden,
-                                                                   expr_t<Q>, expr_t<K>, expr_t<V>>())::type;
+    using diagnosis = typename detail::first_diagnosis<
+        typename decltype(detail::additive_diagnosis<Queries, KV, QueryFeat, KeyFeat, Hidden, expr_t<Q>, expr_t<K>,
+                                                     expr_t<V>>())::type,
+        detail::lens_diagnosis_t<call::additive_attention, KV, L...>>::type;
     if constexpr (!std::is_void_v<diagnosis>) {
-      diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed
+      (void)diagnostic::fire<diagnosis>;  // the compile error, unless an operand was ill_formed
       return ill_formed{};
     } else {
-      auto const q = W_q(queries);  // [batch…, Queries, Hidden]
-      auto const k = W_k(keys);     // [batch…, KV, Hidden]
-      constexpr std::size_t after_queries =
-          dimtensor::detail::index_of_v<Queries, typename decltype(q)::specs> + 1;
-      constexpr std::size_t at_kv = dimtensor::detail::index_of_v<KV, typename decltype(k)::specs>;
-      // Broadcast q over KV and k over Queries: [batch…, Queries, KV, Hidden], lazy until w_v.
-      auto const features = tanh(unsqueeze<KV, after_queries>(q) + unsqueeze<Queries, at_kv>(k));
-      auto const scores = squeeze<Score>(w_v(features));
-      return this->template attend<KV>(scores, values, valid_lens...);
+      return dimtensor::detail::in_call(module_name, [&] {
+        using feature_dims = boost::mp11::mp_list<QueryFeat, KeyFeat>;
+        detail::check_layer_input<QueryFeat>(module_name, queries, "queries", W_q.in_features(), "W_q");
+        detail::check_layer_input<KeyFeat>(module_name, keys, "keys", W_k.in_features(), "W_k");
+        detail::check_qkv_extents<Q, K, V, feature_dims, feature_dims>(module_name, queries, keys, values);
+        auto const q = W_q(queries);  // [batch…, Queries, Hidden]
+        auto const k = W_k(keys);     // [batch…, KV, Hidden]
+        constexpr std::size_t after_queries = dimtensor::detail::index_of_v<Queries, typename decltype(q)::specs> + 1;
+        constexpr std::size_t at_kv = dimtensor::detail::index_of_v<KV, typename decltype(k)::specs>;
+        // Broadcast q over KV and k over Queries: [batch…, Queries, KV, Hidden], lazy until w_v.
+        auto const features = tanh(unsqueeze<KV, after_queries>(q) + unsqueeze<Queries, at_kv>(k));
+        auto const scores = squeeze<Score>(w_v(features));
+        return this->template attend<KV>(scores, values, valid_lens...);
+      });
     }
   }
 };

@@ -171,6 +171,55 @@ using qkv_diagnosis_t = typename first_diagnosis<
     typename decltype(operand_diagnosis<Call, operand::values, V, boost::mp11::mp_list<KV>,
                                         boost::mp11::mp_list<Queries>>())::type>::type;
 
+/// @brief The run-time check of an attention call's operands: the dims
+/// queries and keys share (their batch dims, and the feature dim of
+/// dot-product attention) less those of the list @p ExceptQK, then the
+/// dims keys and values share (the key-value dim and the batch dims) less
+/// those of @p ExceptKV (the features) must have the same extents;
+/// `shape_error` "<call>: keys: extent mismatch for dimension <D>: …
+/// (queries) vs … (keys)" otherwise.
+template <class Q, class K, class V, class ExceptQK, class ExceptKV>
+void check_qkv_extents(std::string_view call, Q const& queries, K const& keys, V const& values) {
+  using dimtensor::detail::check_operand_extents;
+  using dimtensor::detail::shared_tags;
+  check_operand_extents<shared_tags<typename expr_t<Q>::specs, typename expr_t<K>::specs, ExceptQK>>(
+      call, queries, "queries", keys, "keys");
+  check_operand_extents<shared_tags<typename expr_t<K>::specs, typename expr_t<V>::specs, ExceptKV>>(call, keys, "keys",
+                                                                                                     values, "values");
+}
+
+/// @brief `shape_error` "<call>: <operand>: extent mismatch for dimension
+/// <D>: <n> (<operand>) vs <m> (<layer>)" unless @p x's extent of D is the
+/// layer's input size @p in (a module's operand against its projection).
+template <class D, class X>
+void check_layer_input(std::string_view call, X const& x, std::string_view operand, index_t in,
+                       std::string_view layer) {
+  index_t const n = x.extents()[dimtensor::detail::index_of_v<D, typename X::specs>];
+  if (n != in) {
+    dimtensor::detail::throw_extent_mismatch(std::string(call) + ": " + std::string(operand), dim_name_v<D>, n, in,
+                                             operand, layer);
+  }
+}
+
+/// @brief The diagnosis for an attention call's valid lengths @p L (none
+/// or one): typed lengths (`lengths<M, …>`) of another dim than the dim
+/// @p KV the call attends over are `valid_lens_measure_another_dim<Call,
+/// measured<M>, masked<KV>>`; otherwise void.
+template <class Call, class KV, class... L>
+struct lens_diagnosis {
+  using type = void;
+};
+template <class Call, class KV, class L>
+struct lens_diagnosis<Call, KV, L> {
+  using type =
+      std::conditional_t<dimtensor::detail::measures_v<L, KV>, void,
+                         diagnostic::valid_lens_measure_another_dim<Call, diagnostic::measured<measured_dim_t<L>>,
+                                                                    diagnostic::masked<dim_of<KV>>>>;
+};
+/// `lens_diagnosis<Call, KV, L...>::type`.
+template <class Call, class KV, class... L>
+using lens_diagnosis_t = typename lens_diagnosis<Call, KV, L...>::type;
+
 /// @brief The attention weights of a module's last call on each thread,
 /// whatever their dims.
 ///

@@ -117,21 +117,32 @@ class dot_product_attention
   /// the module names (`attention_operand_lacks_dim`), queries with KV or
   /// keys with Queries (`attention_operand_has_foreign_dim`), operands on
   /// another backend than Backend (`backends_differ`), element types other
-  /// than T; the contractions then check that the shared dims agree.
+  /// than T, typed lengths of another dim than KV
+  /// (`valid_lens_measure_another_dim`); the contractions then check that
+  /// the shared dims agree.  At run time, extents that differ are a
+  /// `shape_error` naming the call and the operands first
+  /// ("dot_product_attention: values: extent mismatch for dimension
+  /// KVPairs: 6 (keys) vs 5 (values)").
   template <class Q, class K, class V, class... L>
     requires(sizeof...(L) <= 1)
   auto operator()(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
-    using diagnosis = typename decltype(detail::dot_product_diagnosis<Queries, KV, Feat, T, Backend, expr_t<Q>, expr_t<K>,
-                                                                      expr_t<V>>())::type;
+    using diagnosis = typename detail::first_diagnosis<
+        typename decltype(detail::dot_product_diagnosis<Queries, KV, Feat, T, Backend, expr_t<Q>, expr_t<K>,
+                                                        expr_t<V>>())::type,
+        detail::lens_diagnosis_t<call::dot_product_attention, KV, L...>>::type;
     if constexpr (!std::is_void_v<diagnosis>) {
-      diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed
+      (void)diagnostic::fire<diagnosis>;  // the compile error, unless an operand was ill_formed
       return ill_formed{};
     } else {
-      auto const q = dimtensor::eval(queries);
-      index_t const d = q.template extent<Feat>();
-      // d2l divides by math.sqrt(d): a double, rounded to T, then a division.
-      auto const scores = contract<Feat>(q, keys) / static_cast<T>(std::sqrt(static_cast<double>(d)));
-      return this->template attend<KV>(scores, values, valid_lens...);
+      return dimtensor::detail::in_call(module_name, [&] {
+        detail::check_qkv_extents<Q, K, V, boost::mp11::mp_list<>, boost::mp11::mp_list<Feat>>(module_name, queries,
+                                                                                               keys, values);
+        auto const q = dimtensor::eval(queries);
+        index_t const d = q.template extent<Feat>();
+        // d2l divides by math.sqrt(d): a double, rounded to T, then a division.
+        auto const scores = contract<Feat>(q, keys) / static_cast<T>(std::sqrt(static_cast<double>(d)));
+        return this->template attend<KV>(scores, values, valid_lens...);
+      });
     }
   }
 };

@@ -121,7 +121,7 @@ auto transpose_qkv(X const& x, Count const& num_heads) {
                                                                  boost::mp11::mp_list<Batch, Hidden>,
                                                                  boost::mp11::mp_list<Heads, HeadFeat, BatchHeads>>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
     return ill_formed{};
   } else if constexpr (std::is_integral_v<Count>) {
     return transpose_qkv<Batch, Hidden>(x, Heads(static_cast<index_t>(num_heads)));
@@ -147,7 +147,7 @@ auto transpose_output(X const& x, Count const& heads) {
                                                                  boost::mp11::mp_list<BatchHeads, HeadFeat>,
                                                                  boost::mp11::mp_list<Batch, Hidden, Heads>>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
-    diagnostic::fire<diagnosis>();  // the compile error, unless x was ill_formed
+    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
     return ill_formed{};
   } else {
     index_t const num_heads = detail::head_count(heads);
@@ -248,12 +248,17 @@ class multi_head_attention
   template <class Q, class K, class V, class... L>
     requires(sizeof...(L) <= 1)
   auto operator()(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
-    using diagnosis = typename decltype(operands_diagnosis<Q, K, V>())::type;
+    using diagnosis =
+        typename detail::first_diagnosis<typename decltype(operands_diagnosis<Q, K, V>())::type,
+                                         detail::lens_diagnosis_t<call::multi_head_attention, KV, L...>>::type;
     if constexpr (!std::is_void_v<diagnosis>) {
-      diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed
+      (void)diagnostic::fire<diagnosis>;  // the compile error, unless an operand was ill_formed
       return ill_formed{};
     } else {
-      return named_form(queries, keys, values, valid_lens...);
+      return dimtensor::detail::in_call("multi_head_attention", [&] {
+        check_operands(queries, keys, values);
+        return named_form(queries, keys, values, valid_lens...);
+      });
     }
   }
 
@@ -263,16 +268,32 @@ class multi_head_attention
   template <class Q, class K, class V, class... L>
     requires(sizeof...(L) <= 1)
   auto forward_d2l(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
-    using diagnosis = typename decltype(d2l_diagnosis<Q, K, V>())::type;
+    using diagnosis =
+        typename detail::first_diagnosis<typename decltype(d2l_diagnosis<Q, K, V>())::type,
+                                         detail::lens_diagnosis_t<call::multi_head_attention, KV, L...>>::type;
     if constexpr (!std::is_void_v<diagnosis>) {
-      diagnostic::fire<diagnosis>();  // the compile error, unless an operand was ill_formed
+      (void)diagnostic::fire<diagnosis>;  // the compile error, unless an operand was ill_formed
       return ill_formed{};
     } else {
-      return d2l_form(queries, keys, values, valid_lens...);
+      return dimtensor::detail::in_call("multi_head_attention", [&] {
+        check_operands(queries, keys, values);
+        return d2l_form(queries, keys, values, valid_lens...);
+      });
     }
   }
 
  private:
+  // The operands' run-time extents against the projections and each other,
+  // named in the error ("multi_head_attention: keys: …").
+  template <class Q, class K, class V>
+  void check_operands(Q const& queries, K const& keys, V const& values) const {
+    using feature_dims = boost::mp11::mp_list<QueryFeat, KeyFeat, ValueFeat>;
+    detail::check_layer_input<QueryFeat>("multi_head_attention", queries, "queries", W_q.in_features(), "W_q");
+    detail::check_layer_input<KeyFeat>("multi_head_attention", keys, "keys", W_k.in_features(), "W_k");
+    detail::check_layer_input<ValueFeat>("multi_head_attention", values, "values", W_v.in_features(), "W_v");
+    detail::check_qkv_extents<Q, K, V, feature_dims, feature_dims>("multi_head_attention", queries, keys, values);
+  }
+
   template <class Q, class K, class V, class... L>
   auto named_form(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
     auto const heads = Heads(num_heads_);
@@ -350,11 +371,11 @@ class multi_head_attention
   }
 
   template <class HiddenSize, class HeadCount>
-  static constexpr void check_static_divisibility() {
+  static constexpr auto check_static_divisibility() {
     if constexpr (is_static_v<HiddenSize> && is_static_v<HeadCount>) {
       if constexpr (HeadCount::value <= 0 || HiddenSize::value % HeadCount::value != 0) {
-        (void)diagnostic::heads_do_not_divide<call::multi_head_attention, Hidden, HiddenSize::value,
-                                              HeadCount::value>{};
+        (void)diagnostic::fire<
+            diagnostic::heads_do_not_divide<call::multi_head_attention, Hidden, HiddenSize::value, HeadCount::value>>;
       }
     }
   }

@@ -54,7 +54,7 @@ auto nadaraya_watson_weights(Q const& queries, K const& keys, W const& w = 1) {
         typename decltype(detail::operand_diagnosis<call_t, operand::keys, expr_t<K>, mp::mp_list<KV>,
                                                     mp::mp_list<>>())::type>::type;
     if constexpr (!std::is_void_v<diagnosis>) {
-      diagnostic::fire<diagnosis>();
+      (void)diagnostic::fire<diagnosis>;
       return ill_formed{};
     } else {
       using T = typename expr_t<Q>::value_type;
@@ -88,7 +88,7 @@ auto nadaraya_watson(Q const& queries, K const& keys, V const& values, W const& 
     using diagnosis = typename decltype(detail::operand_diagnosis<call::nadaraya_watson, operand::values, expr_t<V>,
                                                                   mp::mp_list<KV>, mp::mp_list<>>())::type;
     if constexpr (!std::is_void_v<diagnosis>) {
-      diagnostic::fire<diagnosis>();
+      (void)diagnostic::fire<diagnosis>;
       return ill_formed{};
     } else {
       return contract<KV>(nadaraya_watson_weights<KV>(queries, keys, w), values);

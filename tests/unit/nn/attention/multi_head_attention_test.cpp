@@ -428,3 +428,32 @@ TEST_CASE("multi_head_attention: a batch of 0 gives the empty result in both for
 }
 
 }  // namespace multi_head_attention_test
+
+namespace multi_head_attention_test {
+
+TEST_CASE("multi_head_attention: run-time errors name the call and the operands first", "[nn][attention]") {
+  dt::generator gen(9);
+  dt::nn::multi_head_attention<Queries, KVPairs, Hidden, QueryFeat, KeyFeat, ValueFeat> attention(
+      KeyFeat(3), QueryFeat(5), ValueFeat(2), Hidden(8), 2, 0.0, false, gen);
+  auto const queries = dt::randn<float>(gen, Batch(2), Queries(4), QueryFeat(5));
+  auto const keys = dt::randn<float>(gen, Batch(2), KVPairs(6), KeyFeat(3));
+  auto const values = dt::randn<float>(gen, Batch(2), KVPairs(6), ValueFeat(2));
+  CHECK(attention(queries, keys, values).extents() == std::array<index_t, 3>{2, 4, 8});
+  auto const wide_keys = dt::randn<float>(gen, Batch(2), KVPairs(6), KeyFeat(4));
+  REQUIRE_THROWS_WITH(attention(queries, wide_keys, values),
+                      Catch::StartsWith("multi_head_attention: keys: extent mismatch for dimension KeyFeat: "
+                                        "4 (keys) vs 3 (W_k)"));
+  auto const short_values = dt::randn<float>(gen, Batch(2), KVPairs(5), ValueFeat(2));
+  char const* const want =
+      "multi_head_attention: values: extent mismatch for dimension KVPairs: 6 (keys) vs 5 (values)";
+  REQUIRE_THROWS_AS(attention(queries, keys, short_values), dt::shape_error);
+  REQUIRE_THROWS_WITH(attention(queries, keys, short_values), Catch::StartsWith(want));
+  REQUIRE_THROWS_WITH(attention.forward_d2l(queries, keys, short_values), Catch::StartsWith(want));
+  // A length past the pairs: the call, then the inner operations as context.
+  dt::lengths<KVPairs, Batch> const too_long{2, 7};
+  REQUIRE_THROWS_AS(attention(queries, keys, values, too_long), dt::value_error);
+  REQUIRE_THROWS_WITH(attention(queries, keys, values, too_long),
+                      Catch::StartsWith("multi_head_attention: dot_product_attention: masked_softmax: valid length 7"));
+}
+
+}  // namespace multi_head_attention_test
