@@ -26,7 +26,8 @@ int main() {
                      {0.30742282f, 0.6340787f, 0.4900934f, 0.89644474f}},
                     {{0.45562798f, 0.6323063f, 0.34889346f, 0.4017173f},
                      {0.02232575f, 0.16885895f, 0.29388845f, 0.5185218f}}};
-  dt::tensor<std::int64_t, Batch> const lens_per_row{2, 3};
+  // Lengths of KVPairs (masked_softmax<Queries> with them would not compile).
+  dt::lengths<KVPairs, Batch> const lens_per_row{2, 3};
   scores_t const w1 = dt::masked_softmax<KVPairs>(x1, lens_per_row);
   std::cout << "masked_softmax(X, [2, 3]) =\n" << w1 << "\n\n";
 
@@ -35,7 +36,7 @@ int main() {
                      {0.68160856f, 0.915194f, 0.3970999f, 0.8741559f}},
                     {{0.41940832f, 0.55290705f, 0.9527381f, 0.03616482f},
                      {0.18523103f, 0.37341738f, 0.30510002f, 0.9320004f}}};
-  dt::tensor<std::int64_t, Batch, Queries> const lens_per_query{{1, 3}, {2, 4}};
+  dt::lengths<KVPairs, Batch, Queries> const lens_per_query{{1, 3}, {2, 4}};
   scores_t const w2 = dt::masked_softmax<KVPairs>(x2, lens_per_query);
   std::cout << "masked_softmax(X, [[1, 3], [2, 4]]) =\n" << w2 << "\n\n";
 

@@ -3,7 +3,7 @@
 // last dim (ValueFeat) is not the right operand's middle dim (Queries).
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/nn/attention.hpp>
-// EXPECT: bmm_inner_dims_disagree<dimtensor::diagnostic::left_contracts<ValueFeat>, dimtensor::diagnostic::right_offers<Queries> ?>
+// EXPECT: bmm_inner_dims_disagree<dimtensor::diagnostic::left_contracts<ValueFeat>, dimtensor::diagnostic::right_offers<Queries>, dimtensor::diagnostic::fix_swap_operands ?>
 // EXPECT: bmm sums over the left operand's last dim and the right operand's middle dim, and they differ
 namespace dt = dimtensor;
 DIMTENSOR_DIM(Batch);

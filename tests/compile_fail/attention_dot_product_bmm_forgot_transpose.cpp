@@ -4,7 +4,7 @@
 #include <cmath>
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/nn/attention.hpp>
-// EXPECT: bmm_inner_dims_disagree<dimtensor::diagnostic::left_contracts<Hidden>, dimtensor::diagnostic::right_offers<KVPairs> ?>
+// EXPECT: bmm_inner_dims_disagree<dimtensor::diagnostic::left_contracts<Hidden>, dimtensor::diagnostic::right_offers<KVPairs>, dimtensor::diagnostic::fix_transpose_right<KVPairs, Hidden> ?>
 // EXPECT: bmm sums over the left operand's last dim and the right operand's middle dim, and they differ
 namespace dt = dimtensor;
 DIMTENSOR_DIM(Batch);

@@ -3,8 +3,8 @@
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/ops/bmm.hpp>
 #include <dimtensor/ops/transpose.hpp>
-// EXPECT: bmm_inner_dims_disagree<dimtensor::diagnostic::left_contracts<Hidden>, dimtensor::diagnostic::right_offers<KVPairs> ?>
-// EXPECT: did you forget to transpose the right operand
+// EXPECT: bmm_inner_dims_disagree<dimtensor::diagnostic::left_contracts<Hidden>, dimtensor::diagnostic::right_offers<KVPairs>, dimtensor::diagnostic::fix_transpose_right<KVPairs, Hidden> ?>
+// EXPECT: the fix is computed from your operands. dims
 namespace dt = dimtensor;
 DIMTENSOR_DIM(Batch);
 DIMTENSOR_DIM(Queries);

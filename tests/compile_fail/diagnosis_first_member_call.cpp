@@ -4,8 +4,7 @@
 // first error (the harness checks the first error of every file), and the
 // member calls on the rejected result must add none.
 #include <dimtensor/dimtensor.hpp>
-// EXPECT: bmm_inner_dims_disagree<dimtensor::diagnostic::left_contracts<Hidden>,
-// dimtensor::diagnostic::right_offers<KVPairs> ?>
+// EXPECT: bmm_inner_dims_disagree<dimtensor::diagnostic::left_contracts<Hidden>, dimtensor::diagnostic::right_offers<KVPairs>, dimtensor::diagnostic::fix_transpose_right<KVPairs, Hidden> ?>
 namespace dt = dimtensor;
 DIMTENSOR_DIM(Batch);
 DIMTENSOR_DIM(Queries);

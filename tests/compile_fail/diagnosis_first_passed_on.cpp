@@ -4,8 +4,7 @@
 // error (the harness checks the first error of every file), and passing the
 // rejected result on must add none.
 #include <dimtensor/dimtensor.hpp>
-// EXPECT: valid_lens_measure_another_dim<dimtensor::call::masked_softmax, dimtensor::diagnostic::measured<KVPairs>,
-// dimtensor::diagnostic::masked<Queries> ?>
+// EXPECT: valid_lens_measure_another_dim<dimtensor::call::masked_softmax, dimtensor::diagnostic::measured<KVPairs>, dimtensor::diagnostic::masked<Queries> ?>
 namespace dt = dimtensor;
 DIMTENSOR_DIM(Batch);
 DIMTENSOR_DIM(Queries);

@@ -3,8 +3,7 @@
 // (DecKeys); the module attends over EncSteps: a compile error naming both.
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/nn/attention.hpp>
-// EXPECT: valid_lens_measure_another_dim<dimtensor::call::multi_head_attention,
-// dimtensor::diagnostic::measured<DecKeys>, dimtensor::diagnostic::masked<EncSteps> ?>
+// EXPECT: valid_lens_measure_another_dim<dimtensor::call::multi_head_attention, dimtensor::diagnostic::measured<DecKeys>, dimtensor::diagnostic::masked<EncSteps> ?>
 namespace dt = dimtensor;
 DIMTENSOR_DIM(Batch);
 DIMTENSOR_DIM(EncSteps);

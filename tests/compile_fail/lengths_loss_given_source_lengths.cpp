@@ -3,8 +3,7 @@
 // own steps, so it is a compile error naming both.
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/nn/loss.hpp>
-// EXPECT: valid_lens_measure_another_dim<dimtensor::call::masked_softmax_ce_loss,
-// dimtensor::diagnostic::measured<EncSteps>, dimtensor::diagnostic::masked<DecSteps> ?>
+// EXPECT: valid_lens_measure_another_dim<dimtensor::call::masked_softmax_ce_loss, dimtensor::diagnostic::measured<EncSteps>, dimtensor::diagnostic::masked<DecSteps> ?>
 namespace dt = dimtensor;
 DIMTENSOR_DIM(Batch);
 DIMTENSOR_DIM(EncSteps);

@@ -3,8 +3,8 @@
 // unless a length exceeds the queries' extent); lengths that name the dim
 // they measure make it a compile error naming both dims.
 #include <dimtensor/dimtensor.hpp>
-// EXPECT: valid_lens_measure_another_dim<dimtensor::call::masked_softmax, dimtensor::diagnostic::measured<KVPairs>,
-// dimtensor::diagnostic::masked<Queries> ?> EXPECT: the valid lengths measure another dim than the one the call masks
+// EXPECT: valid_lens_measure_another_dim<dimtensor::call::masked_softmax, dimtensor::diagnostic::measured<KVPairs>, dimtensor::diagnostic::masked<Queries> ?>
+// EXPECT: the valid lengths measure another dim than the one the call masks
 namespace dt = dimtensor;
 DIMTENSOR_DIM(Batch);
 DIMTENSOR_DIM(Queries);

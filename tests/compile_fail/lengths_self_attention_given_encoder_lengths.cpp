@@ -5,8 +5,7 @@
 // own steps (DecKeys), so it is a compile error naming both.
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/nn/attention.hpp>
-// EXPECT: valid_lens_measure_another_dim<dimtensor::call::dot_product_attention,
-// dimtensor::diagnostic::measured<EncSteps>, dimtensor::diagnostic::masked<DecKeys> ?>
+// EXPECT: valid_lens_measure_another_dim<dimtensor::call::dot_product_attention, dimtensor::diagnostic::measured<EncSteps>, dimtensor::diagnostic::masked<DecKeys> ?>
 namespace dt = dimtensor;
 DIMTENSOR_DIM(Batch);
 DIMTENSOR_DIM(EncSteps);

@@ -4,8 +4,7 @@
 // naming both.
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/nn/seq2seq.hpp>
-// EXPECT: valid_lens_measure_another_dim<dimtensor::call::seq2seq_attention_decoder,
-// dimtensor::diagnostic::measured<DecSteps>, dimtensor::diagnostic::masked<EncSteps> ?>
+// EXPECT: valid_lens_measure_another_dim<dimtensor::call::seq2seq_attention_decoder, dimtensor::diagnostic::measured<DecSteps>, dimtensor::diagnostic::masked<EncSteps> ?>
 namespace dt = dimtensor;
 namespace nn = dimtensor::nn;
 DIMTENSOR_DIM(Batch);

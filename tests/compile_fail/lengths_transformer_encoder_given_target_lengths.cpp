@@ -3,8 +3,7 @@
 // naming both (d2l's `self.encoder(enc_X, dec_valid_lens)` runs silently).
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/nn/transformer.hpp>
-// EXPECT: valid_lens_measure_another_dim<dimtensor::call::transformer_encoder,
-// dimtensor::diagnostic::measured<DecSteps>, dimtensor::diagnostic::masked<EncSteps> ?>
+// EXPECT: valid_lens_measure_another_dim<dimtensor::call::transformer_encoder, dimtensor::diagnostic::measured<DecSteps>, dimtensor::diagnostic::masked<EncSteps> ?>
 namespace dt = dimtensor;
 DIMTENSOR_DIM(Batch);
 DIMTENSOR_DIM(EncSteps);

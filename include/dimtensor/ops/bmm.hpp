@@ -44,13 +44,29 @@ struct bmm_batch_dims_disagree {
                 "bmm_batch_dims_disagree<left_has<dim>, right_has<dim>> above); transpose or rename one");
 };
 
-/// bmm whose left last dim is not the right middle dim.
-template <class Left, class Right>
+/// A fix of a bmm whose inner dims disagree that type-checks, computed
+/// from the operands' dims: bmm(a, transpose<A, B>(b)).
+template <class A, class B>
+struct fix_transpose_right {};
+/// bmm(transpose<A, B>(a), b).
+template <class A, class B>
+struct fix_transpose_left {};
+/// bmm(b, a): the operands in the other order.
+struct fix_swap_operands {};
+/// No transpose of one operand and no swap makes the dims fit.
+struct no_fix_found {};
+
+/// bmm whose left last dim is not the right middle dim; @p Fix is the
+/// first of transposing the right operand, transposing the left one and
+/// swapping them that would type-check (`no_fix_found` if none does).
+template <class Left, class Right, class Fix>
 struct bmm_inner_dims_disagree {
-  static_assert(always_false<Left, Right>,
+  static_assert(always_false<Left, Right, Fix>,
                 "dimtensor: bmm sums over the left operand's last dim and the right operand's middle dim, "
-                "and they differ (see bmm_inner_dims_disagree<left_contracts<dim>, right_offers<dim>> above); "
-                "did you forget to transpose the right operand, e.g. transpose<KVPairs, Hidden>(keys)?");
+                "and they differ (see bmm_inner_dims_disagree<left_contracts<dim>, right_offers<dim>, fix> above); "
+                "the fix is computed from your operands' dims: fix_transpose_right<A, B> means "
+                "bmm(a, transpose<A, B>(b)), fix_transpose_left<A, B> bmm(transpose<A, B>(a), b), "
+                "fix_swap_operands bmm(b, a), no_fix_found that none of these would type-check");
 };
 
 /// bmm whose result would hold one dim twice.
@@ -65,6 +81,39 @@ struct bmm_free_dims_collide {
 }  // namespace diagnostic
 
 namespace detail {
+
+/// Whether bmm of operands with the dims (tags) @p TA and @p TB passes the
+/// dim checks: rank 3, the same batch dim, a's last = b's middle, a's
+/// middle ≠ b's last.
+template <class TA, class TB>
+constexpr bool bmm_dims_fit() {
+  if constexpr (boost::mp11::mp_size<TA>::value != 3 || boost::mp11::mp_size<TB>::value != 3) {
+    return false;
+  } else {
+    using namespace boost::mp11;
+    return std::is_same_v<mp_at_c<TA, 0>, mp_at_c<TB, 0>> && std::is_same_v<mp_at_c<TA, 2>, mp_at_c<TB, 1>> &&
+           !std::is_same_v<mp_at_c<TA, 1>, mp_at_c<TB, 2>>;
+  }
+}
+
+/// The fix that `bmm_inner_dims_disagree` names for operands of dims @p TA, @p TB (rank 3, same batch).
+template <class TA, class TB>
+constexpr auto bmm_fix() {
+  using namespace boost::mp11;
+  using a1 = mp_at_c<TA, 1>;
+  using a2 = mp_at_c<TA, 2>;
+  using b1 = mp_at_c<TB, 1>;
+  using b2 = mp_at_c<TB, 2>;
+  if constexpr (bmm_dims_fit<TA, dims<mp_at_c<TB, 0>, b2, b1>>()) {
+    return std::type_identity<diagnostic::fix_transpose_right<b1, b2>>{};
+  } else if constexpr (bmm_dims_fit<dims<mp_at_c<TA, 0>, a2, a1>, TB>()) {
+    return std::type_identity<diagnostic::fix_transpose_left<a1, a2>>{};
+  } else if constexpr (bmm_dims_fit<TB, TA>()) {
+    return std::type_identity<diagnostic::fix_swap_operands>{};
+  } else {
+    return std::type_identity<diagnostic::no_fix_found>{};
+  }
+}
 
 /// What is wrong with bmm(a, b): a diagnostic class (named, not yet
 /// instantiated), `ill_formed` when an operand already is, or void.
@@ -93,8 +142,9 @@ constexpr auto bmm_diagnosis() {
       if constexpr (!std::is_same_v<batch_a, batch_b>) {
         return std::type_identity<diagnostic::bmm_batch_dims_disagree<left_has<batch_a>, right_has<batch_b>>>{};
       } else if constexpr (!std::is_same_v<inner_a, inner_b>) {
+        using fix = typename decltype(bmm_fix<tags_of<LA>, tags_of<LB>>())::type;
         return std::type_identity<diagnostic::bmm_inner_dims_disagree<diagnostic::left_contracts<inner_a>,
-                                                                      diagnostic::right_offers<inner_b>>>{};
+                                                                      diagnostic::right_offers<inner_b>, fix>>{};
       } else if constexpr (std::is_same_v<keep_a, keep_b>) {
         return std::type_identity<
             diagnostic::bmm_free_dims_collide<diagnostic::left_keeps<keep_a>, diagnostic::right_keeps<keep_b>>>{};
@@ -113,8 +163,9 @@ constexpr auto bmm_diagnosis() {
 /// Checked at compile time, each failure a diagnostic naming the dims:
 /// both operands rank 3 (`bmm_needs_rank_3`), the same batch dim
 /// (`bmm_batch_dims_disagree`), a's last dim equal to b's middle dim
-/// (`bmm_inner_dims_disagree` — usually a forgotten
-/// `transpose<KVPairs, Hidden>(keys)`), I and K different
+/// (`bmm_inner_dims_disagree`, naming the fix that would type-check:
+/// transposing the right operand, e.g. a forgotten `transpose<KVPairs,
+/// Hidden>(keys)`, transposing the left one, or swapping them), I and K different
 /// (`bmm_free_dims_collide`), static extents that agree (`extent_mismatch`)
 /// and the same element type (`element_types_differ`).  Dynamic extents of
 /// B or J that differ throw `shape_error` naming "bmm", the dim and both sizes.

@@ -13,7 +13,11 @@
 ///     attention_weights = masked_softmax<KV>(scores, valid_lens)
 ///     output = contract<KV>(dropout(attention_weights), values)   [batch…, Queries, ValueFeat]
 ///
-/// Queries and keys may have different feature sizes, as in d2l.
+/// Queries and keys may have different feature sizes, as in d2l.  The
+/// operands' dims may come in any order: keys whose dims are the queries'
+/// (KV for Queries) in another order, e.g. time-first [KV, batch…], are
+/// permuted to the queries' order by name, and the weighted sum over KV is
+/// a contraction by name.
 
 #include <cstdint>
 #include <string>
@@ -26,6 +30,7 @@
 #include <dimtensor/nn/dropout.hpp>
 #include <dimtensor/nn/linear.hpp>
 #include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/ops/permute.hpp>
 #include <dimtensor/ops/random.hpp>
 #include <dimtensor/ops/squeeze.hpp>
 #include <dimtensor/ops/unsqueeze.hpp>
@@ -34,6 +39,22 @@
 namespace dimtensor::nn {
 
 namespace detail {
+
+/// @brief @p k (projected keys) in the order of the projected queries'
+/// dims @p QTags with Queries read as KV, when it has the same dims in
+/// another order (time-first keys); otherwise as it is.
+template <class Queries, class KV, class QTags, class K>
+auto keys_in_queries_order(K const& k) {
+  namespace mp = boost::mp11;
+  using want = mp::mp_replace<QTags, Queries, KV>;
+  using have = dimtensor::detail::tags_of<typename K::specs>;
+  if constexpr (!std::is_same_v<want, have> && mp::mp_size<want>::value == mp::mp_size<have>::value &&
+                mp::mp_all_of_q<want, mp::mp_bind_front<mp::mp_contains, have>>::value) {
+    return [&]<class... D>(dims<D...>*) { return permute<D...>(k); }(static_cast<want*>(nullptr));
+  } else {
+    return k;
+  }
+}
 
 /// Which check fails first for additive attention over (q, k, v) (the
 /// layers check that queries and keys are on the module's backend, the
@@ -130,7 +151,9 @@ class additive_attention
         detail::check_layer_input<KeyFeat>(module_name, keys, "keys", W_k.in_features(), "W_k");
         detail::check_qkv_extents<Q, K, V, feature_dims, feature_dims>(module_name, queries, keys, values);
         auto const q = W_q(queries);  // [batch…, Queries, Hidden]
-        auto const k = W_k(keys);     // [batch…, KV, Hidden]
+        // [batch…, KV, Hidden], in the queries' order.
+        auto const k = detail::keys_in_queries_order<Queries, KV,
+                                                     dimtensor::detail::tags_of<typename decltype(q)::specs>>(W_k(keys));
         constexpr std::size_t after_queries = dimtensor::detail::index_of_v<Queries, typename decltype(q)::specs> + 1;
         constexpr std::size_t at_kv = dimtensor::detail::index_of_v<KV, typename decltype(k)::specs>;
         // Broadcast q over KV and k over Queries: [batch…, Queries, KV, Hidden], lazy until w_v.

@@ -106,6 +106,16 @@ struct transpose_output_of_unmerged {
                 "it was given a tensor whose heads are not merged into the batch");
 };
 
+/// `transpose_qkv<Batch, Hidden>(x)` where x has Hidden before Batch: the
+/// template arguments swapped, most likely.
+template <class Call, class Batch, class Hidden, class Dims>
+struct transpose_qkv_batch_after_hidden {
+  static_assert(always_false<Call, Batch, Hidden, Dims>,
+                "dimtensor: transpose_qkv<Batch, Hidden> takes the batch dim first and the dim split into heads "
+                "second, and x has the second before the first (see transpose_qkv_batch_after_hidden<call, Batch, "
+                "Hidden, dims of x> above); are the template arguments swapped?");
+};
+
 /// `forward_d2l` takes the queries' first dim as the batch (d2l's
 /// `X.shape[0]`), but the queries' first dim is @p First, a dim the module
 /// names otherwise.

@@ -95,6 +95,25 @@ constexpr auto reshape_diagnosis() {
   }
 }
 
+/// What is wrong with transpose_qkv<Batch, Hidden>(x): reshape_diagnosis,
+/// then Batch after Hidden in x (the template arguments swapped: d2l's
+/// X is [batch, steps, num_hiddens]); a diagnostic class, `ill_formed` or void.
+template <class Batch, class Hidden, class X>
+constexpr auto transpose_qkv_diagnosis() {
+  using first = typename decltype(reshape_diagnosis<call::transpose_qkv, X, boost::mp11::mp_list<Batch, Hidden>,
+                                                    boost::mp11::mp_list<Heads, HeadFeat, BatchHeads>>())::type;
+  if constexpr (!std::is_void_v<first>) {
+    return std::type_identity<first>{};
+  } else {
+    using specs = typename expr_t<X>::specs;
+    if constexpr (dimtensor::detail::index_of_v<Batch, specs> > dimtensor::detail::index_of_v<Hidden, specs>) {
+      return std::type_identity<diagnostic::transpose_qkv_batch_after_hidden<call::transpose_qkv, Batch, Hidden, specs>>{};
+    } else {
+      return std::type_identity<void>{};
+    }
+  }
+}
+
 inline void check_heads(std::string_view call, std::string_view hidden, index_t num_hiddens, index_t num_heads) {
   if (num_heads <= 0 || num_hiddens % num_heads != 0) {
     throw value_error(std::string(call) + ": " + std::to_string(num_heads) + " heads cannot split " +
@@ -110,16 +129,16 @@ inline void check_heads(std::string_view call, std::string_view hidden, index_t 
 /// each head's slice of Hidden becoming its own batch entry (batch-major:
 /// entry b·heads + h).
 ///
-/// Works for Batch and Hidden anywhere in x's dims; the merged dim takes
-/// Batch's place and HeadFeat takes Hidden's.  The head count is a number
+/// Works for Batch and Hidden anywhere in x's dims, Batch before Hidden
+/// (the other order is the compile error `transpose_qkv_batch_after_hidden`:
+/// the template arguments swapped); the merged dim takes Batch's place and
+/// HeadFeat takes Hidden's.  The head count is a number
 /// (as in d2l), `Heads(n)` or `Heads::fixed<N>{}`.  `value_error` when the
 /// heads do not divide Hidden's extent.
 template <class Batch, class Hidden, class X, class Count>
   requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
 auto transpose_qkv(X const& x, Count const& num_heads) {
-  using diagnosis = typename decltype(detail::reshape_diagnosis<call::transpose_qkv, X,
-                                                                 boost::mp11::mp_list<Batch, Hidden>,
-                                                                 boost::mp11::mp_list<Heads, HeadFeat, BatchHeads>>())::type;
+  using diagnosis = typename decltype(detail::transpose_qkv_diagnosis<Batch, Hidden, X>())::type;
   if constexpr (!std::is_void_v<diagnosis>) {
     (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
     return ill_formed{};

@@ -323,3 +323,24 @@ TEST_CASE("additive_attention: run-time errors name the layer, the dim and the s
 }
 
 }  // namespace additive_attention_test
+
+namespace additive_attention_test {
+
+TEST_CASE("additive_attention: operands' dims in any order, by name", "[nn][attention]") {
+  // Keys and values left time-first ([KVPairs, Batch, …], as a GRU's
+  // outputs are): the same numbers as batch-first, weights included.
+  dt::generator gen(6);
+  module_t<double> attention(KeyFeat(3), QueryFeat(5), Hidden(4), 0, gen);
+  auto const queries = dt::randn<double>(gen, Batch(2), Queries(2), QueryFeat(5));
+  auto const keys = dt::randn<double>(gen, Batch(2), KVPairs(4), KeyFeat(3));
+  auto const values = dt::randn<double>(gen, Batch(2), KVPairs(4), ValueFeat(2));
+  dt::tensor<std::int64_t, Batch> const lens{3, 4};
+  dt::tensor<double, Batch, Queries, ValueFeat> const batch_first = attention(queries, keys, values, lens);
+  auto const weights = attention.attention_weights<Batch, Queries, KVPairs>();
+  auto const time_first = attention(queries, dt::permute<KVPairs, Batch, KeyFeat>(keys),
+                                    dt::permute<KVPairs, Batch, ValueFeat>(values), lens);
+  CHECK(dt::max_abs_diff(batch_first, time_first) < 1e-12);
+  CHECK(dt::max_abs_diff(weights, attention.attention_weights<Batch, Queries, KVPairs>()) < 1e-12);
+}
+
+}  // namespace additive_attention_test

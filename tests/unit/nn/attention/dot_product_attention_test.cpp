@@ -320,3 +320,22 @@ TEST_CASE("dot_product_attention: no parameters", "[nn][attention]") {
 }
 
 }  // namespace dot_product_attention_test
+
+namespace dot_product_attention_test {
+
+TEST_CASE("dot_product_attention: operands' dims in any order, by name", "[nn][attention]") {
+  // The scores and the weighted sum are contractions by name: keys and
+  // values time-first give the same numbers as batch-first.
+  dt::generator gen(8);
+  dt::nn::dot_product_attention<Queries, KVPairs, Feat, double> attention;
+  auto const queries = dt::randn<double>(gen, Batch(2), Queries(3), Feat(4));
+  auto const keys = dt::randn<double>(gen, Batch(2), KVPairs(5), Feat(4));
+  auto const values = dt::randn<double>(gen, Batch(2), KVPairs(5), ValueFeat(2));
+  dt::tensor<int, Batch> const lens{2, 5};
+  dt::tensor<double, Batch, Queries, ValueFeat> const batch_first = attention(queries, keys, values, lens);
+  auto const time_first = attention(queries, dt::permute<KVPairs, Batch, Feat>(keys),
+                                    dt::permute<KVPairs, Batch, ValueFeat>(values), lens);
+  CHECK(dt::max_abs_diff(batch_first, time_first) < 1e-12);
+}
+
+}  // namespace dot_product_attention_test
