@@ -24,45 +24,63 @@ namespace dimtensor {
 /// It also answers what user code does next with a call's result, so that
 /// the diagnosis stays the only error: a tensor's member calls (`extent<D>()`,
 /// `item()`, `backward()`, …; each returns `ill_formed`), a structured
-/// binding of two names (`auto [outputs, state] = rnn(x, h)`: the library's
-/// calls that return two things return a pair), and passing it where a
-/// tensor is expected (`basic_tensor` converts from it).
+/// binding of two names (`auto [outputs, state] = rnn(x, h)`, as the
+/// results of the library's calls that return a pair are taken apart), and
+/// passing it where a tensor is expected (`basic_tensor` converts from it).
 struct ill_formed {
+  /// `x.extent<D>()` of a rejected result.
   template <class... D>
   constexpr ill_formed extent() const noexcept {
     return {};
   }
+  /// Element access `x(Batch(i), …)` of a rejected result.
   template <class... A>
   constexpr ill_formed operator()(A const&...) const noexcept {
     return {};
   }
+  /// `x.extents()` of a rejected result.
   constexpr ill_formed extents() const noexcept { return {}; }
+  /// `x.size()` of a rejected result.
   constexpr ill_formed size() const noexcept { return {}; }
+  /// `x.item()` of a rejected result.
   constexpr ill_formed item() const noexcept { return {}; }
+  /// `x.data()` of a rejected result.
   constexpr ill_formed data() const noexcept { return {}; }
+  /// `x.clone()` of a rejected result.
   constexpr ill_formed clone() const noexcept { return {}; }
+  /// `x.eval()` of a rejected result.
   constexpr ill_formed eval() const noexcept { return {}; }
+  /// `x.contiguous()` of a rejected result.
   constexpr ill_formed contiguous() const noexcept { return {}; }
+  /// `x.detach()` of a rejected result.
   constexpr ill_formed detach() const noexcept { return {}; }
+  /// `x.grad()` of a rejected result.
   constexpr ill_formed grad() const noexcept { return {}; }
+  /// `x.requires_grad()` of a rejected result.
   constexpr ill_formed requires_grad() const noexcept { return {}; }
+  /// `x.requires_grad_()` of a rejected result.
   template <class... A>
   constexpr ill_formed requires_grad_(A const&...) const noexcept {
     return {};
   }
+  /// `x.backward()` of a rejected result.
   template <class... A>
   constexpr ill_formed backward(A const&...) const noexcept {
     return {};
   }
+  /// `x.assign(e)` of a rejected result.
   template <class... A>
   constexpr ill_formed assign(A const&...) const noexcept {
     return {};
   }
+  /// `x.fill(v)` of a rejected result.
   template <class... A>
   constexpr ill_formed fill(A const&...) const noexcept {
     return {};
   }
+  /// `x.zero_grad()` of a rejected result.
   constexpr ill_formed zero_grad() const noexcept { return {}; }
+  /// `x.retain_grad()` of a rejected result.
   constexpr ill_formed retain_grad() const noexcept { return {}; }
   /// The structured binding of two names.
   template <std::size_t I>
@@ -250,7 +268,9 @@ struct element_types_differ {
 /// `auto [a, b] = rejected_call(…)`: two more `ill_formed`, not an error.
 template <>
 struct std::tuple_size<dimtensor::ill_formed> : std::integral_constant<std::size_t, 2> {};
+/// Each name of `auto [a, b] = rejected_call(…)` is an `ill_formed`.
 template <std::size_t I>
 struct std::tuple_element<I, dimtensor::ill_formed> {
+  /// `ill_formed`.
   using type = dimtensor::ill_formed;
 };

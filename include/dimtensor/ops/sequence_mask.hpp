@@ -269,7 +269,7 @@ auto sequence_mask(E const& x, L const& valid_len, V value = V(0)) {
 
 /// @brief The counterpart of `sequence_mask`: the number of true elements
 /// of the bool @p mask along D, as lengths along D (`lengths<D, …>`, int64,
-/// the mask's other dims).  d2l's `(array != vocab['<pad>']).sum(1)`:
+/// the mask's other dims).  d2l's `(array != pad).sum(1)`:
 /// `valid_lengths<Steps>(ne(tokens, pad))`.
 ///
 /// D not a dim of the mask (`not_a_dimension_of`) or a mask of another

@@ -88,11 +88,13 @@ inline constexpr bool is_lengths_v<basic_lengths<M, B, T, S...>> = true;
 /// (lengths of any dim, unchecked).
 template <class L>
 struct measured_dim {
+  /// None: `void`.
   using type = void;
 };
 /// Of lengths: the dim they measure.
 template <class M, class B, class T, class... S>
 struct measured_dim<basic_lengths<M, B, T, S...>> {
+  /// Measured.
   using type = M;
 };
 /// Of an optional: its value's.

@@ -86,7 +86,8 @@ struct attention_operand_has_foreign_dim {
   static_assert(always_false<Call, Operand, D, Dims>,
                 "dimtensor: an attention operand has a dim that belongs to another operand (see "
                 "attention_operand_has_foreign_dim<call, operand, dim, dims of the operand> above); "
-                "for self-attention rename the keys' and values' sequence dim, e.g. rename<Queries, KVPairs>(x)");
+                "for self-attention, rename the keys' and values' sequence dim (the dim named above) to the "
+                "module's key-value dim, rename<dim, KV>(x)");
 };
 
 /// A static head count @p Heads that does not divide the static hidden size @p Hidden.
