@@ -322,8 +322,30 @@ TEST_CASE("contract and bmm name the diagnosis of each mistake", "[contract][bmm
                      diag::element_types_differ<dt::call::contract, float, double>>);
   STATIC_REQUIRE(std::is_same_v<typename decltype(dt::detail::contract_diagnosis<Hidden, dt::ill_formed, k3>())::type,
                                 dt::ill_formed>);
+  // bmm(queries, keys): the fix named is transposing the keys.
   STATIC_REQUIRE(std::is_same_v<typename decltype(dt::detail::bmm_diagnosis<f3, k3>())::type,
-                                diag::bmm_inner_dims_disagree<diag::left_contracts<Hidden>, diag::right_offers<KVPairs>>>);
+                                diag::bmm_inner_dims_disagree<diag::left_contracts<Hidden>, diag::right_offers<KVPairs>,
+                                                              diag::fix_transpose_right<KVPairs, Hidden>>>);
+  // The fix is computed from the operands: the left one transposed by
+  // mistake, the operands swapped, or nothing that fits.
+  using q_t = tensor<float, Batch, Hidden, Queries>;
+  using k_t = tensor<float, Batch, Hidden, KVPairs>;
+  using w3 = tensor<float, Batch, Queries, KVPairs>;
+  using v3 = tensor<float, Batch, KVPairs, Out>;
+  STATIC_REQUIRE(std::is_same_v<typename decltype(dt::detail::bmm_diagnosis<q_t, k_t>())::type,
+                                diag::bmm_inner_dims_disagree<diag::left_contracts<Queries>, diag::right_offers<Hidden>,
+                                                              diag::fix_transpose_left<Hidden, Queries>>>);
+  STATIC_REQUIRE(std::is_same_v<typename decltype(dt::detail::bmm_diagnosis<v3, w3>())::type,
+                                diag::bmm_inner_dims_disagree<diag::left_contracts<Out>, diag::right_offers<Queries>,
+                                                              diag::fix_swap_operands>>);
+  STATIC_REQUIRE(std::is_same_v<typename decltype(dt::detail::bmm_diagnosis<f3, v3>())::type,
+                                diag::bmm_inner_dims_disagree<diag::left_contracts<Hidden>, diag::right_offers<KVPairs>,
+                                                              diag::no_fix_found>>);
+  // A transpose whose result would hold a dim twice is no fix: in bmm(x, x)
+  // for x [B, Q, H] every candidate keeps Q (or H) twice.
+  STATIC_REQUIRE(std::is_same_v<typename decltype(dt::detail::bmm_diagnosis<f3, f3>())::type,
+                                diag::bmm_inner_dims_disagree<diag::left_contracts<Hidden>, diag::right_offers<Queries>,
+                                                              diag::no_fix_found>>);
   STATIC_REQUIRE(std::is_same_v<typename decltype(dt::detail::bmm_diagnosis<b3, b3>())::type,
                                 diag::contraction_of_bool<dt::call::bmm>>);
   STATIC_REQUIRE(
