@@ -212,8 +212,10 @@ class module {
     static_assert(boost::hana::Struct<Derived>::value,
                   "dimtensor: nn::module<M>::for_each_parameter needs M's submodules and parameters declared with "
                   "BOOST_HANA_DEFINE_STRUCT(M, (type, name)...), or M's own for_each_parameter");
-    detail::for_each_member<Derived>(
-        self, [&](char const* name, auto& member) { detail::visit_parameters(member, f, prefix + name); });
+    if constexpr (boost::hana::Struct<Derived>::value) {  // no second error from Hana when it is not
+      detail::for_each_member<Derived>(
+          self, [&](char const* name, auto& member) { detail::visit_parameters(member, f, prefix + name); });
+    }
   }
 };
 
