@@ -107,8 +107,7 @@ requires(Expression<expr_t<L>>) auto store_valid_lens(Dst& dst, L const& lens) {
   if constexpr (expr_t<L>::rank != 1 || !dimtensor::detail::contains_v<Batch, specs>) {
     (void)diagnostic::fire<Diagnostic<Call, Batch, specs>>;
   } else if constexpr (!dimtensor::detail::measures_v<L, Measured>) {
-    (void)diagnostic::fire<diagnostic::valid_lens_measure_another_dim<Call, diagnostic::measured<measured_dim_t<L>>,
-                                                                      diagnostic::masked<dim_of<Measured>>>>;
+    (void)diagnostic::fire<dimtensor::detail::lens_measure_diagnosis_t<Call, L, Measured>>;
   } else {
     dst = cast<std::int64_t>(lens);
   }

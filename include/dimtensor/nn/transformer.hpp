@@ -325,12 +325,8 @@ class transformer_encoder
       using specs = typename expr_t<typename detail::lens_type<lens_t>::type>::specs;
       if constexpr (dimtensor::detail::rank_v<specs> != 1 || !dimtensor::detail::contains_v<Batch, specs>) {
         return std::type_identity<diagnostic::transformer_valid_lens_dims<call::transformer_encoder, Batch, specs>>{};
-      } else if constexpr (!dimtensor::detail::measures_v<lens_t, Steps>) {
-        return std::type_identity<diagnostic::valid_lens_measure_another_dim<
-            call::transformer_encoder, diagnostic::measured<measured_dim_t<lens_t>>,
-            diagnostic::masked<dim_of<Steps>>>>{};
       } else {
-        return std::type_identity<void>{};
+        return std::type_identity<dimtensor::detail::lens_measure_diagnosis_t<call::transformer_encoder, lens_t, Steps>>{};
       }
     }
   }

@@ -118,6 +118,17 @@ enum class valid_lens_status {
 template <class L, class D>
 inline constexpr bool measures_v = std::is_void_v<measured_dim_t<L>> || std::is_same_v<measured_dim_t<L>, dim_of<D>>;
 
+/// The diagnosis for valid lengths @p L given to @p Call, which masks @p D:
+/// `valid_lens_measure_another_dim<Call, measured<M>, masked<D>>` for typed
+/// lengths of another dim M (named, not instantiated), else void.  Every
+/// call that takes lengths (masking, the losses, the attention modules, the
+/// sequence models) reports the mistake through it.
+template <class Call, class L, class D>
+using lens_measure_diagnosis_t =
+    std::conditional_t<measures_v<L, D>, void,
+                       diagnostic::valid_lens_measure_another_dim<Call, diagnostic::measured<measured_dim_t<L>>,
+                                                                  diagnostic::masked<dim_of<D>>>>;
+
 // Checks valid lengths L for masking X along D.  Computed without
 // instantiating a diagnostic, so that the `if constexpr` testing it stays
 // a constant expression (see reduce_check).
@@ -153,8 +164,7 @@ auto diagnose_valid_lens() {
   if constexpr (status == valid_lens_status::absent_dim) {
     (void)diagnostic::fire<diagnostic::not_a_dimension_of<Call, D, S>>;
   } else if constexpr (status == valid_lens_status::measures_another_dim) {
-    (void)diagnostic::fire<diagnostic::valid_lens_measure_another_dim<Call, diagnostic::measured<measured_dim_t<L>>,
-                                                                      diagnostic::masked<dim_of<D>>>>;
+    (void)diagnostic::fire<lens_measure_diagnosis_t<Call, L, D>>;
   } else if constexpr (status == valid_lens_status::backends_differ) {
     (void)diagnostic::fire<diagnostic::backends_differ<Call, typename X::backend, typename L::backend>>;
   } else if constexpr (status == valid_lens_status::not_integral) {

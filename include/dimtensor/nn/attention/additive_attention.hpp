@@ -30,7 +30,6 @@
 #include <dimtensor/nn/dropout.hpp>
 #include <dimtensor/nn/linear.hpp>
 #include <dimtensor/ops/elementwise.hpp>
-#include <dimtensor/ops/permute.hpp>
 #include <dimtensor/ops/random.hpp>
 #include <dimtensor/ops/squeeze.hpp>
 #include <dimtensor/ops/unsqueeze.hpp>
@@ -50,7 +49,7 @@ auto keys_in_queries_order(K const& k) {
   using have = dimtensor::detail::tags_of<typename K::specs>;
   if constexpr (!std::is_same_v<want, have> && mp::mp_size<want>::value == mp::mp_size<have>::value &&
                 mp::mp_all_of_q<want, mp::mp_bind_front<mp::mp_contains, have>>::value) {
-    return [&]<class... D>(dims<D...>*) { return permute<D...>(k); }(static_cast<want*>(nullptr));
+    return permute_to<want>::apply(k);
   } else {
     return k;
   }

@@ -222,10 +222,7 @@ struct lens_diagnosis {
 };
 template <class Call, class KV, class L>
 struct lens_diagnosis<Call, KV, L> {
-  using type =
-      std::conditional_t<dimtensor::detail::measures_v<L, KV>, void,
-                         diagnostic::valid_lens_measure_another_dim<Call, diagnostic::measured<measured_dim_t<L>>,
-                                                                    diagnostic::masked<dim_of<KV>>>>;
+  using type = dimtensor::detail::lens_measure_diagnosis_t<Call, L, KV>;
 };
 /// `lens_diagnosis<Call, KV, L...>::type`.
 template <class Call, class KV, class... L>
