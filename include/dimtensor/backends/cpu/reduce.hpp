@@ -46,6 +46,31 @@ A lane_fold(index_t n, A init, Load const& load, Combine const& combine) {
   return acc;
 }
 
+/// @brief The largest of @p init and `load(0) … load(n-1)`, through
+/// independent lanes that vectorize (lane_fold with max_keep_nan does not).
+/// A NaN may be passed over: for softmax, whose rows a NaN turns to NaN
+/// through the exponentials' sum anyway, not for max() itself.
+template <class T, class Load>
+T lane_max(index_t n, T init, Load const& load) {
+  constexpr index_t lanes = 16;
+  T part[lanes];
+  for (auto& p : part) p = init;
+  index_t j = 0;
+  for (; j + lanes <= n; j += lanes) {
+    for (index_t l = 0; l < lanes; ++l) {
+      T const x = load(j + l);
+      part[l] = part[l] < x ? x : part[l];
+    }
+  }
+  T m = init;
+  for (; j < n; ++j) {
+    T const x = load(j);
+    m = m < x ? x : m;
+  }
+  for (T p : part) m = m < p ? p : m;
+  return m;
+}
+
 /// The larger of @p m and @p x; NaN wins, so a NaN propagates as in PyTorch.
 template <class T>
 inline T max_keep_nan(T m, T x) {

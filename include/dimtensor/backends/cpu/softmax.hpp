@@ -88,7 +88,7 @@ void softmax_chunk(index_t begin, index_t end, T const* in, T* out, index_t n, i
           return x[j];
         }
       };
-      T const m = lane_fold<T>(n, lowest_value<T>(), load, [](T a, T b) { return max_keep_nan(a, b); });
+      T const m = lane_max<T>(n, lowest_value<T>(), load);
       auto plus = [](T a, T b) { return a + b; };
       if constexpr (Log) {
         T const s = lane_fold<T>(n, T(0), [=](index_t j) { return math::exp(load(j) - m); }, plus);

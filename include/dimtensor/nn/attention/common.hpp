@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <any>
+#include <cmath>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -23,6 +25,7 @@
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/ops/contract.hpp>
+#include <dimtensor/nn/attention/fused.hpp>
 #include <dimtensor/nn/module.hpp>
 #include <dimtensor/ops/masked_softmax.hpp>
 #include <dimtensor/tensor/tensor.hpp>
@@ -284,12 +287,13 @@ class weights_store {
       auto const id = this_thread_key();
       auto const it = std::find_if(entries_.begin(), entries_.end(), [&](entry const& e) { return e.thread == id; });
       if (it == entries_.end()) {
-        entries_.push_back(entry{id, std::move(value), describe, &dynamic_of<Tensor>});
+        entries_.push_back(entry{id, std::move(value), describe, &dynamic_of<Tensor>, nullptr});
         return;
       }
       std::swap(it->value, value);
       it->describe = describe;
       it->as_dynamic = &dynamic_of<Tensor>;
+      it->make = nullptr;
     }
     // The weights replaced are released here, outside the lock.
   }
@@ -304,6 +308,10 @@ class weights_store {
     if (it == entries_.end()) {
       throw value_error(std::string(module) +
                         ": no attention weights yet; they are kept by each call of the module, per thread");
+    }
+    if (it->make) {
+      it->value = it->make();
+      it->make = nullptr;
     }
     if (auto const* p = std::any_cast<Tensor>(&it->value)) return *p;
     std::any const same_dims = it->as_dynamic(it->value);
@@ -320,6 +328,34 @@ class weights_store {
                       joined_names<typename Tensor::specs>() + "]");
   }
 
+  /// @brief Keeps, as this thread's weights, the Tensor that @p make
+  /// returns, computed when they are first asked for (under the store's
+  /// lock) instead of now: the fused attention path never forms the weights.
+  template <class Tensor, class Make>
+  void set_lazy(Make make) {
+    auto const describe = [](std::any const& value) {
+      auto const& t = std::any_cast<Tensor const&>(value);
+      return dimtensor::detail::shape_string<typename Tensor::specs>(t.extents()) + " (" +
+             joined_names<typename Tensor::specs>() + ")";
+    };
+    std::function<std::any()> thunk = [make = std::move(make)]() -> std::any { return Tensor(make()); };
+    std::any old;
+    {
+      std::lock_guard const lock(mutex_);
+      auto const id = this_thread_key();
+      auto const it = std::find_if(entries_.begin(), entries_.end(), [&](entry const& e) { return e.thread == id; });
+      if (it == entries_.end()) {
+        entries_.push_back(entry{id, std::any{}, describe, &dynamic_of<Tensor>, std::move(thunk)});
+        return;
+      }
+      std::swap(it->value, old);
+      it->describe = describe;
+      it->as_dynamic = &dynamic_of<Tensor>;
+      std::swap(it->make, thunk);
+    }
+    // What was kept is released here, outside the lock.
+  }
+
   /// Whether a call on this thread has kept weights.
   bool has_value() const {
     std::lock_guard const lock(mutex_);
@@ -334,6 +370,8 @@ class weights_store {
     std::any value;
     std::string (*describe)(std::any const&) = nullptr;
     std::any (*as_dynamic)(std::any const&) = nullptr;
+    /// When set, computes `value` (weights kept lazily, `set_lazy`).
+    std::function<std::any()> make;
   };
 
   /// Tensor with every extent dynamic (the same dims).
@@ -377,7 +415,7 @@ class weights_store {
   }
 
   mutable std::mutex mutex_;
-  std::vector<entry> entries_;
+  mutable std::vector<entry> entries_;  // mutable: get() computes lazily kept weights
 };
 
 }  // namespace nn::detail
@@ -427,6 +465,33 @@ class attention_base : public module<Derived> {
       weights_.set(weights.detach());
       return contract<KV>(static_cast<Derived&>(*this).dropout(weights), values);
     }
+  }
+
+  /// @brief Whether the fused attention path may run: the weights'
+  /// dropout is off (eval mode, or p = 0).
+  bool fused_allowed() const noexcept {
+    auto const& d = static_cast<Derived const&>(*this).dropout;
+    return !d.is_training() || d.p() == 0;
+  }
+
+  /// @brief Scaled dot-product attention by the fused kernel (@p q,
+  /// @p k, @p v evaluated; nn/attention/fused.hpp), the weights kept to be
+  /// computed when asked for: the same tensor `attend` keeps (masked
+  /// softmax over KV of the scaled scores), from handles to @p q, @p k and
+  /// the lengths.
+  template <class Queries, class KV, class Feat, class Q, class K, class V, class... L>
+  auto attend_fused(Q const& q, K const& k, V const& v, L const&... valid_lens) {
+    auto out = detail::fused_attention<Queries, KV, Feat>(q, k, v, valid_lens...);
+    auto scores_of = [](Q const& qq, K const& kk) {
+      index_t const d = qq.template extent<Feat>();
+      return contract<Feat>(qq, kk) / static_cast<T>(std::sqrt(static_cast<double>(d)));
+    };
+    using weights_t = std::remove_cvref_t<decltype(masked_softmax<KV>(scores_of(q, k), valid_lens...))>;
+    weights_.template set_lazy<weights_t>([scores_of, qq = q.detach(), kk = k.detach(), ... l = valid_lens] {
+      autograd::no_grad const no_grad;
+      return masked_softmax<KV>(scores_of(qq, kk), l...);
+    });
+    return out;
   }
 
   /// The last call's attention weights.

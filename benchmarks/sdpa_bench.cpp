@@ -1,0 +1,362 @@
+// The dimtensor side of the attention suite against PyTorch 2
+// (scripts/performance.py runs it beside benchmarks/peers/torch2_bench.py on
+// the same inputs, and writes docs/performance.md), and its libtorch 1.13
+// peer (d2l's code, d2l_libtorch.hpp) when libtorch is found.
+//
+//   dot_fwd_1d / dot_fwd_2d         nn::dot_product_attention, eval mode, no
+//                                   recording: B16, Q512, K512, d64, 1-D
+//                                   ([Batch]) or 2-D ([Batch, Queries]) lengths
+//   dot_fwdbwd_1d / dot_fwdbwd_2d   the same, recording, then backward of
+//                                   sum(out * G) (gradients of q, k and v)
+//   masked_softmax                  masked_softmax<KV> of [64, 512, 512], 1-D lengths
+//   sweep/L                         dot-product attention without lengths, B2,
+//                                   Q = K = L (128 … 8192), d64, forward
+//   sgemm                           OpenBLAS's SGEMM, 1024³ on the suite's threads:
+//                                   the rate the attention figures are compared to
+//
+// Each dot-product case reports `useful_gflops`: 4·d·Σ(valid lengths) FLOPs
+// per call (the products over the keys that count) per second.
+//
+// Environment: DIMTENSOR_BENCH_THREADS (threads, as the other benchmarks);
+// DIMTENSOR_BENCH_INPUTS=DIR writes the inputs and dimtensor's outputs as
+// .npy files there before timing (the PyTorch 2 peer reads them);
+// DIMTENSOR_BENCH_MEMORY=CASE runs CASE once and prints the resident memory
+// it added at its peak ("peak_extra_mib <n>"), and nothing else.
+
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <dimtensor/dimtensor.hpp>
+#include <dimtensor/io/npy.hpp>
+#include <dimtensor/nn/attention.hpp>
+
+#include "d2l_libtorch.hpp"
+#include "ratio_reporter.hpp"
+
+#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
+#include <cblas.h>
+#endif
+
+namespace {
+
+namespace dt = dimtensor;
+
+DIMTENSOR_DIM(Batch);
+DIMTENSOR_DIM(Queries);
+DIMTENSOR_DIM(KVPairs);
+DIMTENSOR_DIM(Feat);
+DIMTENSOR_DIM(ValueFeat);
+
+using lens1_t = dt::lengths<KVPairs, Batch>;
+using lens2_t = dt::lengths<KVPairs, Batch, Queries>;
+
+struct inputs {
+  static constexpr dt::index_t batch = 16, queries = 512, kv = 512, d = 64;
+  dt::generator gen{2026};
+  dt::tensor<float, Batch, Queries, Feat> q = dt::randn<float>(gen, Batch(batch), Queries(queries), Feat(d));
+  dt::tensor<float, Batch, KVPairs, Feat> k = dt::randn<float>(gen, Batch(batch), KVPairs(kv), Feat(d));
+  dt::tensor<float, Batch, KVPairs, ValueFeat> v = dt::randn<float>(gen, Batch(batch), KVPairs(kv), ValueFeat(d));
+  dt::tensor<float, Batch, Queries, ValueFeat> g = dt::randn<float>(gen, Batch(batch), Queries(queries), ValueFeat(d));
+  lens1_t lens1 = dt::lengths_of<KVPairs>(dt::randint<std::int64_t>(gen, 1, kv + 1, Batch(batch)));
+  lens2_t lens2 = dt::lengths_of<KVPairs>(dt::randint<std::int64_t>(gen, 1, kv + 1, Batch(batch), Queries(queries)));
+  // masked_softmax [64, 512, 512] over KVPairs, one length per batch row.
+  dt::tensor<float, Batch, Queries, KVPairs> scores = dt::randn<float>(gen, Batch(64), Queries(512), KVPairs(512));
+  lens1_t scores_lens = dt::lengths_of<KVPairs>(dt::randint<std::int64_t>(gen, 1, 513, Batch(64)));
+  dt::nn::dot_product_attention<Queries, KVPairs, Feat> attention{0.0};
+  inputs() { attention.eval(); }
+  static inputs& get() {
+    static inputs in;
+    return in;
+  }
+};
+
+/// FLOPs of one call that count: 4·d per (query row, valid key).
+template <class L>
+double useful_flops(L const& lens, dt::index_t rows_per_length) {
+  double total = 0;
+  auto const c = lens.contiguous();
+  for (dt::index_t i = 0; i < c.size(); ++i) total += static_cast<double>(c.data()[i]);
+  return 4.0 * inputs::d * total * static_cast<double>(rows_per_length);
+}
+
+template <class L>
+auto forward(L const& lens) {
+  auto& in = inputs::get();
+  return in.attention(in.q, in.k, in.v, lens);
+}
+
+template <class L>
+void dot_fwd(benchmark::State& state, L const& lens, double flops) {
+  dt::autograd::no_grad const no_grad;
+  for (auto _ : state) {
+    auto const out = forward(lens);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["useful_gflops"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+template <class L>
+void dot_fwdbwd(benchmark::State& state, L const& lens, double flops) {
+  auto& in = inputs::get();
+  auto q = in.q.clone().requires_grad_();
+  auto k = in.k.clone().requires_grad_();
+  auto v = in.v.clone().requires_grad_();
+  for (auto _ : state) {
+    q.zero_grad();
+    k.zero_grad();
+    v.zero_grad();
+    auto const out = in.attention(q, k, v, lens);
+    dt::sum(out * in.g).backward();
+    benchmark::DoNotOptimize(q.grad().data());
+  }
+  // Backward: 2 products for dP and dV, 2 for dQ and dK, 1 to recompute the scores.
+  state.counters["useful_gflops"] =
+      benchmark::Counter(flops * 3.5 * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void dimtensor_dot_fwd_1d(benchmark::State& s) {
+  auto& in = inputs::get();
+  dot_fwd(s, in.lens1, useful_flops(in.lens1, inputs::queries));
+}
+void dimtensor_dot_fwd_2d(benchmark::State& s) {
+  auto& in = inputs::get();
+  dot_fwd(s, in.lens2, useful_flops(in.lens2, 1));
+}
+void dimtensor_dot_fwdbwd_1d(benchmark::State& s) {
+  auto& in = inputs::get();
+  dot_fwdbwd(s, in.lens1, useful_flops(in.lens1, inputs::queries));
+}
+void dimtensor_dot_fwdbwd_2d(benchmark::State& s) {
+  auto& in = inputs::get();
+  dot_fwdbwd(s, in.lens2, useful_flops(in.lens2, 1));
+}
+
+void dimtensor_masked_softmax(benchmark::State& state) {
+  dt::autograd::no_grad const no_grad;
+  auto& in = inputs::get();
+  for (auto _ : state) {
+    auto const w = dt::masked_softmax<KVPairs>(in.scores, in.scores_lens);
+    benchmark::DoNotOptimize(w.data());
+  }
+}
+
+/// The sweep's inputs for length L (B2, d64, no lengths).
+struct sweep_inputs {
+  dt::tensor<float, Batch, Queries, Feat> q;
+  dt::tensor<float, Batch, KVPairs, Feat> k;
+  dt::tensor<float, Batch, KVPairs, ValueFeat> v;
+  explicit sweep_inputs(dt::index_t length) {
+    dt::generator gen{static_cast<std::uint64_t>(length)};
+    q = dt::randn<float>(gen, Batch(2), Queries(length), Feat(64));
+    k = dt::randn<float>(gen, Batch(2), KVPairs(length), Feat(64));
+    v = dt::randn<float>(gen, Batch(2), KVPairs(length), ValueFeat(64));
+  }
+};
+
+void dimtensor_sweep(benchmark::State& state) {
+  dt::autograd::no_grad const no_grad;
+  dt::index_t const length = state.range(0);
+  sweep_inputs const in(length);
+  dt::nn::dot_product_attention<Queries, KVPairs, Feat> attention{0.0};
+  attention.eval();
+  for (auto _ : state) {
+    auto const out = attention(in.q, in.k, in.v);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["useful_gflops"] = benchmark::Counter(4.0 * 64 * 2 * static_cast<double>(length) * length * 1e-9,
+                                                       benchmark::Counter::kIsIterationInvariantRate);
+}
+
+#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
+void blas_sgemm(benchmark::State& state) {
+  int const n = 1024;
+  std::vector<float> a(static_cast<std::size_t>(n) * n, 0.5f), b(a.size(), 0.25f), c(a.size());
+  openblas_set_num_threads(dt::get_num_threads());
+  for (auto _ : state) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["useful_gflops"] =
+      benchmark::Counter(2.0 * n * n * n * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+#endif
+
+#if DIMTENSOR_HAVE_LIBTORCH
+// d2l's DotProductAttention and masked_softmax, in libtorch.
+struct torch_inputs {
+  torch::Tensor q, k, v, g, lens1, lens2, scores, scores_lens;
+  torch_inputs() {
+    auto& in = inputs::get();
+    q = dimtensor_bench::to_torch(in.q);
+    k = dimtensor_bench::to_torch(in.k);
+    v = dimtensor_bench::to_torch(in.v);
+    g = dimtensor_bench::to_torch(in.g);
+    lens1 = dimtensor_bench::to_torch(in.lens1);
+    lens2 = dimtensor_bench::to_torch(in.lens2);
+    scores = dimtensor_bench::to_torch(in.scores);
+    scores_lens = dimtensor_bench::to_torch(in.scores_lens);
+  }
+  static torch_inputs& get() {
+    static torch_inputs in;
+    return in;
+  }
+};
+
+void torch_fwd(benchmark::State& state, torch::Tensor const& lens) {
+  torch::NoGradGuard const no_grad;
+  auto& in = torch_inputs::get();
+  for (auto _ : state) {
+    auto const out = dimtensor_bench::dot_product_attention(in.q, in.k, in.v, lens);
+    benchmark::DoNotOptimize(out.data_ptr());
+  }
+}
+void torch_fwdbwd(benchmark::State& state, torch::Tensor const& lens) {
+  auto& in = torch_inputs::get();
+  auto q = in.q.clone().requires_grad_(), k = in.k.clone().requires_grad_(), v = in.v.clone().requires_grad_();
+  for (auto _ : state) {
+    q.mutable_grad() = torch::Tensor();
+    k.mutable_grad() = torch::Tensor();
+    v.mutable_grad() = torch::Tensor();
+    (dimtensor_bench::dot_product_attention(q, k, v, lens) * in.g).sum().backward();
+    benchmark::DoNotOptimize(q.grad().data_ptr());
+  }
+}
+void libtorch_dot_fwd_1d(benchmark::State& s) { torch_fwd(s, torch_inputs::get().lens1); }
+void libtorch_dot_fwd_2d(benchmark::State& s) { torch_fwd(s, torch_inputs::get().lens2); }
+void libtorch_dot_fwdbwd_1d(benchmark::State& s) { torch_fwdbwd(s, torch_inputs::get().lens1); }
+void libtorch_dot_fwdbwd_2d(benchmark::State& s) { torch_fwdbwd(s, torch_inputs::get().lens2); }
+void libtorch_masked_softmax(benchmark::State& state) {
+  torch::NoGradGuard const no_grad;
+  auto& in = torch_inputs::get();
+  for (auto _ : state) {
+    auto const w = dimtensor_bench::masked_softmax(in.scores.clone(), in.scores_lens);
+    benchmark::DoNotOptimize(w.data_ptr());
+  }
+}
+#endif
+
+/// The libraries agree on the dot-product outputs (1e-4, absolute).
+bool results_agree() {
+#if DIMTENSOR_HAVE_LIBTORCH
+  dt::autograd::no_grad const no_grad;
+  torch::NoGradGuard const torch_no_grad;
+  auto& in = inputs::get();
+  auto& tin = torch_inputs::get();
+  auto const worst = [](auto const& mine, torch::Tensor const& theirs) {
+    return (dimtensor_bench::to_torch(mine) - theirs).abs().max().item<double>();
+  };
+  return dimtensor_bench::agrees(
+             "dot_fwd_1d",
+             worst(forward(in.lens1), dimtensor_bench::dot_product_attention(tin.q, tin.k, tin.v, tin.lens1)), 1e-4) &&
+         dimtensor_bench::agrees(
+             "dot_fwd_2d",
+             worst(forward(in.lens2), dimtensor_bench::dot_product_attention(tin.q, tin.k, tin.v, tin.lens2)), 1e-4);
+#else
+  return true;
+#endif
+}
+
+/// Writes the inputs and dimtensor's outputs as .npy files under @p dir.
+void write_inputs(std::filesystem::path const& dir) {
+  dt::autograd::no_grad const no_grad;
+  auto& in = inputs::get();
+  std::filesystem::create_directories(dir);
+  dt::save_npy(dir / "q.npy", in.q);
+  dt::save_npy(dir / "k.npy", in.k);
+  dt::save_npy(dir / "v.npy", in.v);
+  dt::save_npy(dir / "g.npy", in.g);
+  dt::save_npy(dir / "lens1.npy", in.lens1);
+  dt::save_npy(dir / "lens2.npy", in.lens2);
+  dt::save_npy(dir / "scores.npy", in.scores);
+  dt::save_npy(dir / "scores_lens.npy", in.scores_lens);
+  dt::save_npy(dir / "out_1d.npy", forward(in.lens1));
+  dt::save_npy(dir / "out_2d.npy", forward(in.lens2));
+}
+
+long status_kb(char const* field) {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind(field, 0) == 0) return std::stol(line.substr(std::strlen(field)));
+  }
+  return -1;
+}
+
+/// Runs the case @p name once after its inputs exist and prints the
+/// resident memory it added at its peak; false for an unknown name.
+bool measure_memory(std::string const& name) {
+  dt::autograd::no_grad const no_grad;
+  auto& in = inputs::get();
+  std::function<void()> run;
+  std::unique_ptr<sweep_inputs> sweep;
+  if (name == "dot_fwd_1d") {
+    run = [&] { benchmark::DoNotOptimize(forward(in.lens1).data()); };
+  } else if (name == "dot_fwd_2d") {
+    run = [&] { benchmark::DoNotOptimize(forward(in.lens2).data()); };
+  } else if (name == "masked_softmax") {
+    run = [&] { benchmark::DoNotOptimize(dt::masked_softmax<KVPairs>(in.scores, in.scores_lens).data()); };
+  } else if (name.rfind("sweep/", 0) == 0) {
+    sweep = std::make_unique<sweep_inputs>(std::stol(name.substr(6)));
+    run = [&] {
+      dt::nn::dot_product_attention<Queries, KVPairs, Feat> attention{0.0};
+      attention.eval();
+      benchmark::DoNotOptimize(attention(sweep->q, sweep->k, sweep->v).data());
+    };
+  } else {
+    return false;
+  }
+  long const before = status_kb("VmRSS:");
+  { std::ofstream("/proc/self/clear_refs") << "5"; }  // the peak (VmHWM) starts again from here
+  run();
+  long const peak = status_kb("VmHWM:");
+  std::printf("peak_extra_mib %.2f\n", static_cast<double>(peak - before) / 1024.0);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (char const* name = std::getenv("DIMTENSOR_BENCH_MEMORY")) {
+    if (char const* env = std::getenv("DIMTENSOR_BENCH_THREADS"); env != nullptr && std::atoi(env) > 0) {
+      dt::set_num_threads(std::atoi(env));
+    }
+    if (!measure_memory(name)) {
+      std::fprintf(stderr, "sdpa_bench: no memory case named %s\n", name);
+      return 1;
+    }
+    return 0;
+  }
+  if (char const* dir = std::getenv("DIMTENSOR_BENCH_INPUTS")) write_inputs(dir);
+  dimtensor_bench::register_timed("dimtensor/dot_fwd_1d", dimtensor_dot_fwd_1d);
+  dimtensor_bench::register_timed("dimtensor/dot_fwd_2d", dimtensor_dot_fwd_2d);
+  dimtensor_bench::register_timed("dimtensor/dot_fwdbwd_1d", dimtensor_dot_fwdbwd_1d);
+  dimtensor_bench::register_timed("dimtensor/dot_fwdbwd_2d", dimtensor_dot_fwdbwd_2d);
+  dimtensor_bench::register_timed("dimtensor/masked_softmax", dimtensor_masked_softmax);
+  for (dt::index_t length = 128; length <= 8192; length *= 2) {
+    benchmark::RegisterBenchmark("dimtensor/sweep", dimtensor_sweep)
+        ->Arg(length)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
+  dimtensor_bench::register_timed("blas/sgemm", blas_sgemm);
+#endif
+#if DIMTENSOR_HAVE_LIBTORCH
+  dimtensor_bench::register_timed("libtorch/dot_fwd_1d", libtorch_dot_fwd_1d);
+  dimtensor_bench::register_timed("libtorch/dot_fwd_2d", libtorch_dot_fwd_2d);
+  dimtensor_bench::register_timed("libtorch/dot_fwdbwd_1d", libtorch_dot_fwdbwd_1d);
+  dimtensor_bench::register_timed("libtorch/dot_fwdbwd_2d", libtorch_dot_fwdbwd_2d);
+  dimtensor_bench::register_timed("libtorch/masked_softmax", libtorch_masked_softmax);
+#endif
+  return dimtensor_bench::run_main(argc, argv, results_agree);
+}

@@ -1,0 +1,348 @@
+#pragma once
+/// @file
+/// @brief The CPU backend's fused scaled dot-product attention with d2l's
+/// masking, forward and backward, without the [Queries, KV] matrix.
+///
+/// The problem is a batch of independent attentions.  For batch entry b,
+/// query row i and key row j:
+///
+///     s_ij = (q_i · k_j) / scale          (scale: √d, as d2l divides)
+///     p_ij = softmax_j(s_ij) over j < len(b, i)   (0 for j ≥ len)
+///     o_i  = Σ_j p_ij v_j
+///
+/// and a row of valid length 0 gets d2l's result: all its scores were
+/// replaced by -1e6, so its weights are uniform over every key (o_i is the
+/// mean of the values).  The numbers are those of the unfused path (the
+/// contraction, the division, masked_softmax, the contraction), up to the
+/// order of the sums inside the matrix products.
+///
+/// Tiling: the queries of a batch entry are taken `attention_block` rows at
+/// a time.  A block's scores over the keys it attends to (up to its longest
+/// valid length: masked keys are neither multiplied nor exponentiated) are
+/// one BLAS product into a per-thread buffer of block × KV elements, turned
+/// into softmax numerators in place (a sweep for the maximum, one for the
+/// vectorized exp and the sum), multiplied by the values into the output
+/// rows, which are then divided by the sums.  Extra memory is the
+/// per-thread buffer and two numbers per query row (the row's maximum and
+/// 1 / sum, kept for the backward pass): linear in the lengths.  Threads
+/// share out the (batch entry, query block) pairs; the BLAS runs on one
+/// thread inside each (backends/cpu/gemm.hpp).
+///
+/// The backward pass recomputes each block's weights from the kept row
+/// statistics and forms the gradients block by block:
+///
+///     dP = dO · Vᵀ,  dS = P ∘ (dP − rowsum(P ∘ dP)) / scale
+///     dQ = dS · K,   dK += dSᵀ · Q,   dV += Pᵀ · dO
+///
+/// with the masked scores getting no gradient (they were overwritten), as
+/// masked_softmax's rule gives them.  Threads share out the batch entries
+/// (each owns its keys' and values' gradients).
+///
+/// Operands are strided per batch entry (`batch_offset[b]`, a row stride,
+/// features contiguous), so the named multi-head form's [Batch, Queries,
+/// Heads, HeadFeat] views are read and written in place.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <type_traits>
+#include <vector>
+
+#include <dimtensor/backends/cpu/gemm.hpp>
+#include <dimtensor/backends/cpu/parallel.hpp>
+#include <dimtensor/backends/cpu/reduce.hpp>
+#include <dimtensor/backends/cpu/storage.hpp>
+#include <dimtensor/config.hpp>
+#include <dimtensor/kernel/math.hpp>
+
+namespace dimtensor::backends::cpu {
+
+/// The query rows a fused attention kernel takes at a time.
+inline constexpr index_t attention_block = 64;
+
+/// @brief One operand of the fused attention kernels: entry b's row r,
+/// feature f is `data[batch_offset[b] + r * row_stride + f]`.
+template <class P>
+struct attention_operand {
+  /// The first element.
+  P* data = nullptr;
+  /// Each batch entry's offset from `data`.
+  index_t const* batch_offset = nullptr;
+  /// The distance between consecutive rows.
+  index_t row_stride = 0;
+  /// Row r of batch entry b.
+  P* row(index_t b, index_t r) const noexcept { return data + batch_offset[b] + r * row_stride; }
+};
+
+/// @brief The sizes, inputs and masking of a fused attention problem.
+template <class T>
+struct attention_problem {
+  /// Batch entries, query rows, key rows, query/key features, value features.
+  index_t batch = 0, queries = 0, kv = 0, d = 0, dv = 0;
+  /// The queries [batch, queries, d], keys [batch, kv, d], values [batch, kv, dv].
+  attention_operand<T const> q, k, v;
+  /// Row (b, i)'s valid length at `lens[b * queries + i]` (in [0, kv]), or
+  /// null: every key is valid.
+  index_t const* lens = nullptr;
+  /// The scores are divided by it (√d).
+  T scale = T(1);
+
+  /// The valid length of query row i of entry b.
+  index_t length(index_t b, index_t i) const noexcept { return lens == nullptr ? kv : lens[b * queries + i]; }
+};
+
+namespace detail {
+
+/// C (m x n, leading dim ldc) = A·B + beta·C, A m x k (or its transpose),
+/// B k x n (or its transpose), row-major: CBLAS when available, else loops.
+template <class T>
+void attention_gemm(bool ta, bool tb, index_t m, index_t n, index_t k, T const* a, index_t lda, T const* b, index_t ldb,
+                    T beta, T* c, index_t ldc) {
+#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    auto const ta_ = ta ? CblasTrans : CblasNoTrans;
+    auto const tb_ = tb ? CblasTrans : CblasNoTrans;
+    if constexpr (std::is_same_v<T, float>) {
+      cblas_sgemm(CblasRowMajor, ta_, tb_, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+                  static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+    } else {
+      cblas_dgemm(CblasRowMajor, ta_, tb_, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a,
+                  static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+    }
+    return;
+  }
+#endif
+  for (index_t i = 0; i < m; ++i) {
+    T* ci = c + i * ldc;
+    if (beta == T(0)) {
+      std::fill(ci, ci + n, T(0));
+    } else {
+      for (index_t j = 0; j < n; ++j) ci[j] *= beta;
+    }
+    for (index_t p = 0; p < k; ++p) {
+      T const aip = ta ? a[p * lda + i] : a[i * lda + p];
+      if (tb) {
+        for (index_t j = 0; j < n; ++j) ci[j] += aip * b[j * ldb + p];
+      } else {
+        T const* bp = b + p * ldb;
+        DIMTENSOR_SIMD
+        for (index_t j = 0; j < n; ++j) ci[j] += aip * bp[j];
+      }
+    }
+  }
+}
+
+/// Makes sure the BLAS runs on one thread inside the kernels' own threads.
+inline void attention_single_threaded_blas() {
+#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
+  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+#endif
+}
+
+/// exp for the kernels: the branch-free float one, std::exp otherwise.
+template <class T>
+inline T attention_exp(T x) {
+  return math::exp(x);
+}
+
+/// Turns `rows` rows of raw scores (row r at `s + r * ld`, its first
+/// `len[r]` entries valid, `width` in all) into softmax numerators in place:
+/// exp(x / scale − m) with m the row's largest x / scale, 0 after the valid
+/// entries; each row's m and 1 / (sum of its numerators) go to @p row_max
+/// and @p row_inv (the output rows are scaled by the latter after the
+/// product with the values, one multiplication per output element instead
+/// of one per weight).  A row of length 0 becomes all 0 (its uniform
+/// weights are handled apart).
+template <class T>
+void attention_softmax_rows(T* s, index_t ld, index_t rows, index_t width, index_t const* len, T scale, T* row_max,
+                            T* row_inv) {
+  constexpr index_t lanes = 16;
+  for (index_t r = 0; r < rows; ++r) {
+    T* x = s + r * ld;
+    index_t const l = len[r];
+    if (l == 0) {
+      std::fill(x, x + width, T(0));
+      row_max[r] = T(0);
+      row_inv[r] = T(0);
+      continue;
+    }
+    // Rounding is monotonic: the largest x / scale is the largest x, divided.
+    T const m = lane_max<T>(l, x[0], [x](index_t j) { return x[j]; }) / scale;
+    T part[lanes] = {};
+    index_t j = 0;
+    for (; j + lanes <= l; j += lanes) {
+      for (index_t k = 0; k < lanes; ++k) {
+        T const e = attention_exp(x[j + k] / scale - m);
+        x[j + k] = e;
+        part[k] += e;
+      }
+    }
+    T sum = T(0);
+    for (; j < l; ++j) {
+      T const e = attention_exp(x[j] / scale - m);
+      x[j] = e;
+      sum += e;
+    }
+    for (T p : part) sum += p;
+    std::fill(x + l, x + width, T(0));
+    row_max[r] = m;
+    row_inv[r] = T(1) / sum;
+  }
+}
+
+/// The weights of `rows` rows again, from raw scores and the kept row
+/// statistics (the forward pass's numbers).
+template <class T>
+void attention_weights_again(T* s, index_t ld, index_t rows, index_t width, index_t const* len, T scale,
+                             T const* row_max, T const* row_inv) {
+  constexpr bool vector_exp = std::is_same_v<T, float>;
+  for (index_t r = 0; r < rows; ++r) {
+    T* x = s + r * ld;
+    index_t const l = len[r];
+    if (l == 0) {
+      std::fill(x, x + width, T(0));
+      continue;
+    }
+    T const m = row_max[r];
+    T const inv = row_inv[r];
+    if constexpr (vector_exp) {
+      DIMTENSOR_SIMD
+      for (index_t j = 0; j < l; ++j) x[j] = attention_exp(x[j] / scale - m) * inv;
+    } else {
+      for (index_t j = 0; j < l; ++j) x[j] = attention_exp(x[j] / scale - m) * inv;
+    }
+    std::fill(x + l, x + width, T(0));
+  }
+}
+
+}  // namespace detail
+
+/// @brief The fused forward pass: writes the output rows (o, [batch,
+/// queries, dv]) and each query row's softmax statistics (@p row_max and
+/// @p row_inv, [batch * queries] each, for the backward pass; a row of
+/// valid length 0 leaves them unset).
+template <class T>
+void attention_forward(attention_problem<T> const& p, attention_operand<T> const& o, T* row_max, T* row_inv) {
+  if (p.batch == 0 || p.queries == 0 || p.dv == 0) return;
+  index_t const blocks = (p.queries + attention_block - 1) / attention_block;
+  detail::attention_single_threaded_blas();
+  index_t const cost = attention_block * std::max<index_t>(p.kv, 1) * (p.d + p.dv);
+  parallel_for(p.batch * blocks, cost, [&](index_t begin, index_t end) {
+    std::vector<T> scores(static_cast<std::size_t>(attention_block * std::max<index_t>(p.kv, 1)));
+    std::vector<T> mean;  // the mean of an entry's values, for rows of valid length 0
+    index_t len[attention_block];
+    for (index_t t = begin; t < end; ++t) {
+      index_t const b = t / blocks;
+      index_t const i0 = (t % blocks) * attention_block;
+      index_t const rows = std::min(attention_block, p.queries - i0);
+      index_t width = 0;
+      bool any_empty = false;
+      for (index_t r = 0; r < rows; ++r) {
+        len[r] = p.length(b, i0 + r);
+        width = std::max(width, len[r]);
+        any_empty = any_empty || len[r] == 0;
+      }
+      T* out = o.row(b, i0);
+      if (width == 0) {
+        for (index_t r = 0; r < rows; ++r) std::fill(out + r * o.row_stride, out + r * o.row_stride + p.dv, T(0));
+      } else {
+        detail::attention_gemm<T>(false, true, rows, width, p.d, p.q.row(b, i0), p.q.row_stride, p.k.row(b, 0),
+                                  p.k.row_stride, T(0), scores.data(), width);
+        detail::attention_softmax_rows<T>(scores.data(), width, rows, width, len, p.scale, row_max + b * p.queries + i0,
+                                          row_inv + b * p.queries + i0);
+        detail::attention_gemm<T>(false, false, rows, p.dv, width, scores.data(), width, p.v.row(b, 0), p.v.row_stride,
+                                  T(0), out, o.row_stride);
+        T const* inv = row_inv + b * p.queries + i0;
+        for (index_t r = 0; r < rows; ++r) {
+          T* y = out + r * o.row_stride;
+          T const c = inv[r];
+          DIMTENSOR_SIMD
+          for (index_t f = 0; f < p.dv; ++f) y[f] *= c;
+        }
+      }
+      if (any_empty && p.kv > 0) {
+        // d2l: every score -1e6, so uniform weights over all the keys.
+        mean.assign(static_cast<std::size_t>(p.dv), T(0));
+        for (index_t j = 0; j < p.kv; ++j) {
+          T const* vj = p.v.row(b, j);
+          for (index_t f = 0; f < p.dv; ++f) mean[f] += vj[f] / static_cast<T>(p.kv);
+        }
+        for (index_t r = 0; r < rows; ++r) {
+          if (len[r] == 0) std::copy(mean.begin(), mean.end(), out + r * o.row_stride);
+        }
+      }
+    }
+  });
+}
+
+/// @brief The fused backward pass: from the output's gradient @p g ([batch,
+/// queries, dv]) and the forward pass's row statistics, writes the queries'
+/// gradient @p dq and adds into the keys' and values' (@p dk, @p dv, which
+/// the caller zeroes or holds earlier gradients in).
+template <class T>
+void attention_backward(attention_problem<T> const& p, T const* row_max, T const* row_inv,
+                        attention_operand<T const> const& g, attention_operand<T> const& dq,
+                        attention_operand<T> const& dk, attention_operand<T> const& dv) {
+  if (p.batch == 0 || p.queries == 0) return;
+  index_t const blocks = (p.queries + attention_block - 1) / attention_block;
+  detail::attention_single_threaded_blas();
+  index_t const cost = p.queries * std::max<index_t>(p.kv, 1) * (2 * p.d + 2 * p.dv);
+  parallel_for(p.batch, cost, [&](index_t begin, index_t end) {
+    std::vector<T> weights(static_cast<std::size_t>(attention_block * std::max<index_t>(p.kv, 1)));
+    std::vector<T> dweights(weights.size());
+    index_t len[attention_block];
+    for (index_t b = begin; b < end; ++b) {
+      for (index_t blk = 0; blk < blocks; ++blk) {
+        index_t const i0 = blk * attention_block;
+        index_t const rows = std::min(attention_block, p.queries - i0);
+        index_t width = 0;
+        for (index_t r = 0; r < rows; ++r) {
+          len[r] = p.length(b, i0 + r);
+          width = std::max(width, len[r]);
+        }
+        T* dq_rows = dq.row(b, i0);
+        T const* g_rows = g.row(b, i0);
+        if (width == 0) {
+          for (index_t r = 0; r < rows; ++r)
+            std::fill(dq_rows + r * dq.row_stride, dq_rows + r * dq.row_stride + p.d, T(0));
+        } else {
+          T* const pw = weights.data();
+          T* const dpw = dweights.data();
+          detail::attention_gemm<T>(false, true, rows, width, p.d, p.q.row(b, i0), p.q.row_stride, p.k.row(b, 0),
+                                    p.k.row_stride, T(0), pw, width);
+          detail::attention_weights_again<T>(pw, width, rows, width, len, p.scale, row_max + b * p.queries + i0,
+                                             row_inv + b * p.queries + i0);
+          detail::attention_gemm<T>(false, true, rows, width, p.dv, g_rows, g.row_stride, p.v.row(b, 0), p.v.row_stride,
+                                    T(0), dpw, width);
+          for (index_t r = 0; r < rows; ++r) {
+            T const* pr = pw + r * width;
+            T* dr = dpw + r * width;
+            index_t const l = len[r];
+            T const delta = lane_fold<T>(
+                l, T(0), [pr, dr](index_t j) { return pr[j] * dr[j]; }, [](T a, T c) { return a + c; });
+            DIMTENSOR_SIMD
+            for (index_t j = 0; j < l; ++j) dr[j] = pr[j] * (dr[j] - delta) / p.scale;
+            std::fill(dr + l, dr + width, T(0));
+          }
+          detail::attention_gemm<T>(false, false, rows, p.d, width, dpw, width, p.k.row(b, 0), p.k.row_stride, T(0),
+                                    dq_rows, dq.row_stride);
+          detail::attention_gemm<T>(true, false, width, p.d, rows, dpw, width, p.q.row(b, i0), p.q.row_stride, T(1),
+                                    dk.row(b, 0), dk.row_stride);
+          detail::attention_gemm<T>(true, false, width, p.dv, rows, pw, width, g_rows, g.row_stride, T(1), dv.row(b, 0),
+                                    dv.row_stride);
+        }
+        // Rows of valid length 0: uniform weights, constant in the scores.
+        for (index_t r = 0; r < rows; ++r) {
+          if (len[r] != 0) continue;
+          T const* gr = g_rows + r * g.row_stride;
+          for (index_t j = 0; j < p.kv; ++j) {
+            T* dvj = dv.row(b, j);
+            for (index_t f = 0; f < p.dv; ++f) dvj[f] += gr[f] / static_cast<T>(p.kv);
+          }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace dimtensor::backends::cpu

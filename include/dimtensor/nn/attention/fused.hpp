@@ -1,0 +1,284 @@
+#pragma once
+/// @file
+/// @brief The fused path of scaled dot-product attention on the CPU
+/// backend (backends/cpu/attention.hpp), in typed form: which operands it
+/// takes, how their dims map onto the kernel's [batch, rows, features]
+/// matrices, the valid lengths per query row, and the recorded backward.
+///
+/// `nn::dot_product_attention` (and so multi-head attention in both forms,
+/// and the Transformer) takes this path by itself when
+///   - the backend is `cpu` and the elements are float or double;
+///   - dropout on the weights is off (eval mode, or p = 0): dropout draws a
+///     mask over the [Queries, KV] weights, which the fused path never forms;
+///   - the operands are attention's usual shape: queries [batch…, Queries,
+///     Feat] and keys [batch…, KV, Feat] with Feat last, values [batch…, KV,
+///     ValueFeat] with one feature dim, last, and the same batch dims in all
+///     three (by name, in any order: the kernel reads each operand through
+///     its strides, so the named multi-head form's [Batch, Queries, Heads,
+///     HeadFeat] views are used in place).
+/// Otherwise the unfused path runs (contractions and masked_softmax), with
+/// the same numbers up to rounding.  The module's kept weights are computed
+/// when they are asked for (attention_base, `keep_weights_of`).
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <dimtensor/autograd/propagate.hpp>
+#include <dimtensor/backends/cpu/attention.hpp>
+#include <dimtensor/core/dims.hpp>
+#include <dimtensor/ops/contract.hpp>
+#include <dimtensor/ops/sequence_mask.hpp>
+#include <dimtensor/tensor/tensor.hpp>
+
+namespace dimtensor::nn::detail {
+
+/// @brief The type-level plan of fused attention over queries @p QS, keys
+/// @p KS, values @p VS (shapes): `ok` when the fused kernel takes them.
+template <class Queries, class KV, class Feat, class QS, class KS, class VS>
+struct fused_attention_plan {
+  /// The scores' contraction (over Feat) and the output's (over KV).
+  using scores_plan = dimtensor::detail::contraction_plan<Feat, QS, KS>;
+  using output_plan = dimtensor::detail::contraction_plan<KV, typename scores_plan::result, VS>;
+  /// The batch dims, in the queries' order.
+  using batch = typename scores_plan::batch;
+  /// The output's shape (the unfused path's: queries' dims without Feat, then ValueFeat).
+  using output = typename output_plan::result;
+  static constexpr bool shapes_ok =
+      std::is_same_v<boost::mp11::mp_rename<typename scores_plan::free_a, boost::mp11::mp_list>,
+                     boost::mp11::mp_list<Queries>> &&
+      std::is_same_v<boost::mp11::mp_rename<typename scores_plan::free_b, boost::mp11::mp_list>,
+                     boost::mp11::mp_list<KV>> &&
+      std::is_same_v<boost::mp11::mp_rename<typename output_plan::free_a, boost::mp11::mp_list>,
+                     boost::mp11::mp_list<Queries>> &&
+      boost::mp11::mp_size<typename output_plan::free_b>::value == 1 &&
+      boost::mp11::mp_size<typename output_plan::batch>::value == boost::mp11::mp_size<batch>::value;
+  /// The values' feature dim (when shapes_ok).
+  using value_feat = boost::mp11::mp_eval_if_c<!shapes_ok, void, boost::mp11::mp_front, typename output_plan::free_b>;
+  /// Whether the kernel takes these operands: attention's shapes, features last.
+  static constexpr bool ok = shapes_ok && std::is_same_v<boost::mp11::mp_back<dimtensor::detail::tags_of<QS>>, Feat> &&
+                             std::is_same_v<boost::mp11::mp_back<dimtensor::detail::tags_of<KS>>, Feat> &&
+                             std::is_same_v<boost::mp11::mp_back<dimtensor::detail::tags_of<VS>>, value_feat>;
+};
+
+/// Each batch entry's offset in @p x, the batch dims @p Batch flattened
+/// in their order (extents @p ext).
+template <class Batch, class X, std::size_t N>
+std::vector<index_t> fused_batch_offsets(X const& x, std::array<index_t, N> const& ext) {
+  constexpr auto pos = dimtensor::detail::positions_in<typename X::specs, Batch>::value;
+  index_t count = 1;
+  for (index_t e : ext) count *= e;
+  std::vector<index_t> off(static_cast<std::size_t>(count));
+  std::array<index_t, N> idx{};
+  for (index_t b = 0; b < count; ++b) {
+    index_t o = 0;
+    for (std::size_t k = 0; k < N; ++k) o += idx[k] * x.strides()[pos[k]];
+    off[static_cast<std::size_t>(b)] = o;
+    for (std::size_t k = N; k-- > 0;) {
+      if (++idx[k] < ext[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return off;
+}
+
+/// The operand view of @p x for the kernel (rows along @p Row), with
+/// @p off holding its batch offsets.
+template <class Row, class X, class P>
+backends::cpu::attention_operand<P> fused_operand(X const& x, P* data, std::vector<index_t> const& off) {
+  return {data, off.data(), x.strides()[dimtensor::detail::index_of_v<Row, typename X::specs>]};
+}
+
+/// @brief Per query row, in the kernel's order (batch entries, then
+/// Queries), its valid length from @p lens, checked as masked_softmax<KV>
+/// checks it against the scores (`probe` has the scores' shape).
+template <class Batch, class Queries, class Probe, class L>
+std::vector<index_t> fused_row_lengths(Probe const& probe, L const& lens_in) {
+  using KV = boost::mp11::mp_back<dimtensor::detail::tags_of<typename Probe::specs>>;
+  auto const lens = dimtensor::eval(lens_in).contiguous();
+  index_t const repeat = dimtensor::detail::check_valid_lens_values<KV>("masked_softmax", "scores", probe, lens);
+  // Rows in the scores' order: their dims without KV, row-major.
+  using lines = boost::mp11::mp_pop_back<dimtensor::detail::tags_of<typename Probe::specs>>;
+  constexpr std::size_t r = boost::mp11::mp_size<lines>::value;
+  std::array<index_t, r> line_stride{};
+  {
+    index_t s = 1;
+    for (std::size_t k = r; k-- > 0;) {
+      line_stride[k] = s;
+      s *= probe.extents()[k];
+    }
+  }
+  // The kernel's order: Batch's dims, then Queries.
+  using order = boost::mp11::mp_push_back<Batch, Queries>;
+  constexpr auto pos = dimtensor::detail::positions_in<lines, order>::value;
+  std::array<index_t, r> ext{};
+  index_t count = 1;
+  for (std::size_t k = 0; k < r; ++k) {
+    ext[k] = probe.extents()[pos[k]];
+    count *= ext[k];
+  }
+  std::vector<index_t> out(static_cast<std::size_t>(count));
+  std::array<index_t, r> idx{};
+  auto const* l = lens.data();
+  for (index_t c = 0; c < count; ++c) {
+    index_t line = 0;
+    for (std::size_t k = 0; k < r; ++k) line += idx[k] * line_stride[pos[k]];
+    out[static_cast<std::size_t>(c)] = static_cast<index_t>(l[line / repeat]);
+    for (std::size_t k = r; k-- > 0;) {
+      if (++idx[k] < ext[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return out;
+}
+
+/// No valid lengths: every key counts (an empty vector).
+template <class Batch, class Queries, class Probe>
+std::vector<index_t> fused_row_lengths(Probe const&) {
+  return {};
+}
+/// No valid lengths, spelled `std::nullopt`.
+template <class Batch, class Queries, class Probe>
+std::vector<index_t> fused_row_lengths(Probe const&, std::nullopt_t) {
+  return {};
+}
+/// Valid lengths chosen at run time.
+template <class Batch, class Queries, class Probe, class L>
+std::vector<index_t> fused_row_lengths(Probe const& probe, std::optional<L> const& lens) {
+  if (!lens) return {};
+  return fused_row_lengths<Batch, Queries>(probe, *lens);
+}
+
+/// @brief Fused scaled dot-product attention over evaluated operands
+/// @p q, @p k, @p v (a `fused_attention_plan` that is ok), with d2l's
+/// masking by @p valid_lens (none or one, the forms masked_softmax takes):
+/// the output, of the unfused path's type, recording its backward.
+template <class Queries, class KV, class Feat, class QT, class KT, class VT, class... L>
+auto fused_attention(QT const& q, KT const& k, VT const& v, L const&... valid_lens) {
+  using plan = fused_attention_plan<Queries, KV, Feat, typename QT::specs, typename KT::specs, typename VT::specs>;
+  static_assert(plan::ok, "dimtensor internal: fused attention on operands it does not take");
+#ifdef FUSED_PROBE
+  std::puts("fused");
+#endif
+  using T = typename QT::value_type;
+  using Backend = typename QT::backend;
+  using batch = typename plan::batch;
+  using VF = typename plan::value_feat;
+  using out_t = tensor_with_dims<Backend, T, typename plan::output>;
+  using scores_t = tensor_with_dims<Backend, T, typename plan::scores_plan::result>;
+  using dimtensor::detail::index_of_v;
+  using dimtensor::detail::positions_in;
+  using QS = typename QT::specs;
+  constexpr std::size_t nb = boost::mp11::mp_size<batch>::value;
+
+  // Extents (the shared ones were checked equal by the module).
+  std::array<index_t, nb> bext{};
+  {
+    constexpr auto pos = positions_in<QS, batch>::value;
+    for (std::size_t i = 0; i < nb; ++i) bext[i] = q.extents()[pos[i]];
+  }
+  index_t const nq = q.extents()[index_of_v<Queries, QS>];
+  index_t const nk = k.extents()[index_of_v<KV, typename KT::specs>];
+  index_t const d = q.extents()[index_of_v<Feat, QS>];
+  index_t const dv = v.extents()[index_of_v<VF, typename VT::specs>];
+
+  // The scores' shape, for the lengths' checks: a handle of stride 0 over one element.
+  typename scores_t::extents_type sext{};
+  {
+    constexpr auto from_q =
+        positions_in<QS, dimtensor::detail::tags_of<dimtensor::detail::remove_dim<Feat, QS>>>::value;
+    for (std::size_t i = 0; i < from_q.size(); ++i) sext[i] = q.extents()[from_q[i]];
+    sext[from_q.size()] = nk;
+  }
+  auto const one = std::make_shared<typename scores_t::storage_type>(1);
+  scores_t const probe(one, one->data(), sext, typename scores_t::extents_type{});
+  auto lens = std::make_shared<std::vector<index_t> const>(fused_row_lengths<batch, Queries>(probe, valid_lens...));
+
+  // Contiguous features for the kernel.
+  auto dense_features = [](auto const& x) {
+    return x.strides()[std::remove_cvref_t<decltype(x)>::rank - 1] == 1 ? x : x.contiguous();
+  };
+  QT const qd = dense_features(q);
+  KT const kd = dense_features(k);
+  VT const vd = dense_features(v);
+
+  typename out_t::extents_type oext{};
+  {
+    constexpr auto from_q =
+        positions_in<QS, dimtensor::detail::tags_of<dimtensor::detail::remove_dim<Feat, QS>>>::value;
+    for (std::size_t i = 0; i < from_q.size(); ++i) oext[i] = q.extents()[from_q[i]];
+    oext[from_q.size()] = dv;
+  }
+  out_t out(uninitialized, oext);
+
+  index_t nbatch = 1;
+  for (index_t e : bext) nbatch *= e;
+  auto const q_off = fused_batch_offsets<batch>(qd, bext);
+  auto const k_off = fused_batch_offsets<batch>(kd, bext);
+  auto const v_off = fused_batch_offsets<batch>(vd, bext);
+  auto const o_off = fused_batch_offsets<batch>(out, bext);
+
+  backends::cpu::attention_problem<T> p;
+  p.batch = nbatch;
+  p.queries = nq;
+  p.kv = nk;
+  p.d = d;
+  p.dv = dv;
+  p.q = fused_operand<Queries>(qd, static_cast<T const*>(qd.data()), q_off);
+  p.k = fused_operand<KV>(kd, static_cast<T const*>(kd.data()), k_off);
+  p.v = fused_operand<KV>(vd, static_cast<T const*>(vd.data()), v_off);
+  p.lens = lens->empty() ? nullptr : lens->data();
+  // d2l divides by math.sqrt(d): a double, rounded to T.
+  p.scale = static_cast<T>(std::sqrt(static_cast<double>(d)));
+
+  auto stats = std::make_shared<std::vector<T>>(static_cast<std::size_t>(2 * nbatch * nq));
+  backends::cpu::attention_forward<T>(p, fused_operand<Queries>(out, out.data(), o_off), stats->data(),
+                                      stats->data() + nbatch * nq);
+
+  if (autograd::should_record(q, k, v)) {
+    auto rule = [q, k, v, qd, kd, vd, lens, stats, bext, nbatch, nq, nk, d, dv, scale = p.scale](out_t const& g) {
+      auto const gd = g.contiguous();
+      QT dq(uninitialized, qd.extents());
+      KT dk(kd.extents());  // zeros: the kernel adds into them
+      VT dvv(vd.extents());
+      auto const q_off2 = fused_batch_offsets<batch>(qd, bext);
+      auto const k_off2 = fused_batch_offsets<batch>(kd, bext);
+      auto const v_off2 = fused_batch_offsets<batch>(vd, bext);
+      auto const g_off = fused_batch_offsets<batch>(gd, bext);
+      auto const dq_off = fused_batch_offsets<batch>(dq, bext);
+      auto const dk_off = fused_batch_offsets<batch>(dk, bext);
+      auto const dv_off = fused_batch_offsets<batch>(dvv, bext);
+      backends::cpu::attention_problem<T> bp;
+      bp.batch = nbatch;
+      bp.queries = nq;
+      bp.kv = nk;
+      bp.d = d;
+      bp.dv = dv;
+      bp.q = fused_operand<Queries>(qd, static_cast<T const*>(qd.data()), q_off2);
+      bp.k = fused_operand<KV>(kd, static_cast<T const*>(kd.data()), k_off2);
+      bp.v = fused_operand<KV>(vd, static_cast<T const*>(vd.data()), v_off2);
+      bp.lens = lens->empty() ? nullptr : lens->data();
+      bp.scale = scale;
+      backends::cpu::attention_backward<T>(bp, stats->data(), stats->data() + nbatch * nq,
+                                           fused_operand<Queries>(gd, static_cast<T const*>(gd.data()), g_off),
+                                           fused_operand<Queries>(dq, dq.data(), dq_off),
+                                           fused_operand<KV>(dk, dk.data(), dk_off),
+                                           fused_operand<KV>(dvv, dvv.data(), dv_off));
+      autograd::propagate(q, dq);
+      autograd::propagate(k, dk);
+      autograd::propagate(v, dvv);
+    };
+    autograd::record("scaled_dot_product_attention", out, std::move(rule), q, k, v);
+  }
+  return out;
+}
+
+}  // namespace dimtensor::nn::detail

@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""Runs the attention suite and writes docs/performance.md.
+
+    python3 scripts/performance.py --bench build/release/benchmarks/bench_sdpa_bench \\
+        --python /path/to/venv/bin/python
+
+runs bench_sdpa_bench (dimtensor, and libtorch 1.13 when it was built with
+it) and benchmarks/peers/torch2_bench.py (PyTorch 2 from PyPI, run by the
+given interpreter) on the same inputs, at each thread count, measures the
+peak memory of each case in a process of its own, and writes the tables, a
+plot (docs/performance_sweep.svg) and the machine, versions and threads to
+docs/performance.md.  Only the standard library is needed here; the
+interpreter given with --python needs torch and numpy.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PEER = os.path.join(ROOT, "benchmarks", "peers", "torch2_bench.py")
+SWEEP = [128, 256, 512, 1024, 2048, 4096, 8192]
+
+
+def run(cmd, env=None):
+    full = dict(os.environ)
+    full.update(env or {})
+    out = subprocess.run(cmd, env=full, check=True, capture_output=True, text=True)
+    return out.stdout
+
+
+def bench_times(bench, threads, min_time, inputs):
+    env = {"DIMTENSOR_BENCH_THREADS": str(threads), "DIMTENSOR_BENCH_INPUTS": inputs}
+    out = os.path.join(inputs, "bench-%d.json" % threads)
+    run([bench, "--benchmark_out=" + out, "--benchmark_out_format=json", "--benchmark_min_time=%g" % min_time], env)
+    with open(out) as f:
+        data = json.load(f)
+    cases = {}
+    for b in data["benchmarks"]:
+        name = b["name"].replace("/real_time", "")
+        unit = {"ms": 1.0, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b.get("time_unit", "ms")]
+        cases[name] = {"ms": b["real_time"] * unit, "gflops": b.get("useful_gflops")}  # the counter is in GFLOP/s
+    return data["context"], cases
+
+
+def bench_memory(bench, case):
+    out = run([bench], {"DIMTENSOR_BENCH_THREADS": "1", "DIMTENSOR_BENCH_MEMORY": case})
+    for line in out.splitlines():
+        if line.startswith("peak_extra_mib"):
+            return float(line.split()[1])
+    return None
+
+
+def peer_times(python, threads, min_time, inputs):
+    return json.loads(run([python, PEER, "--inputs", inputs, "--threads", str(threads), "--min-time", str(min_time)]))
+
+
+def peer_memory(python, inputs, case):
+    out = run([python, PEER, "--inputs", inputs, "--threads", "1", "--memory", case])
+    return json.loads(out)["peak_extra_mib"]
+
+
+def fmt_ms(x):
+    if x is None:
+        return "—"
+    return "%.3g" % x if x < 10 else "%.1f" % x
+
+
+def ratio(peer, mine):
+    if peer is None or mine is None:
+        return "—"
+    return "%.2fx" % (peer / mine)
+
+
+def svg_plot(path, sweep):
+    """Time and extra memory against length, log-log, two panels."""
+    import math
+    w, h, pad = 420, 300, 50
+    series_t = [("dimtensor", "#1f77b4", [sweep[L]["dimtensor_ms"] for L in SWEEP]),
+                ("PyTorch 2 SDPA", "#d62728", [sweep[L]["torch_ms"] for L in SWEEP])]
+    series_m = [("dimtensor", "#1f77b4", [sweep[L]["dimtensor_mib"] for L in SWEEP]),
+                ("PyTorch 2 SDPA", "#d62728", [sweep[L]["torch_mib"] for L in SWEEP])]
+    parts = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" '
+             'font-size="11">' % (2 * w, h), '<rect width="100%" height="100%" fill="white"/>']
+
+    def panel(x0, title, ylabel, series):
+        values = [v for _, _, vs in series for v in vs if v and v > 0]
+        lo, hi = math.log10(min(values)), math.log10(max(values))
+        if hi - lo < 1e-9:
+            hi = lo + 1
+        lx0, lx1 = math.log2(SWEEP[0]), math.log2(SWEEP[-1])
+
+        def px(L):
+            return x0 + pad + (math.log2(L) - lx0) / (lx1 - lx0) * (w - 2 * pad)
+
+        def py(v):
+            return h - pad - (math.log10(v) - lo) / (hi - lo) * (h - 2 * pad)
+        parts.append('<text x="%d" y="18" text-anchor="middle" font-size="13">%s</text>' % (x0 + w / 2, title))
+        parts.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (x0 + pad, h - pad, x0 + w - pad, h - pad))
+        parts.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (x0 + pad, pad, x0 + pad, h - pad))
+        for L in SWEEP:
+            parts.append('<text x="%.1f" y="%d" text-anchor="middle">%d</text>' % (px(L), h - pad + 14, L))
+        for e in range(int(math.floor(lo)), int(math.ceil(hi)) + 1):
+            if lo - 1e-9 <= e <= hi + 1e-9:
+                parts.append('<text x="%d" y="%.1f" text-anchor="end">%g</text>' % (x0 + pad - 4, py(10 ** e) + 4, 10 ** e))
+                parts.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>' %
+                             (x0 + pad, py(10 ** e), x0 + w - pad, py(10 ** e)))
+        parts.append('<text x="%d" y="%d" text-anchor="middle">length L (Q = K = L)</text>' % (x0 + w / 2, h - 12))
+        parts.append('<text x="%d" y="%d" text-anchor="middle" transform="rotate(-90 %d %d)">%s</text>' %
+                     (x0 + 14, h / 2, x0 + 14, h / 2, ylabel))
+        for i, (name, color, vs) in enumerate(series):
+            pts = " ".join("%.1f,%.1f" % (px(L), py(v)) for L, v in zip(SWEEP, vs) if v and v > 0)
+            parts.append('<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>' % (pts, color))
+            parts.append('<text x="%d" y="%d" fill="%s">%s</text>' % (x0 + pad + 8, pad + 4 + 14 * i, color, name))
+
+    panel(0, "forward time, B2 d64, 1 thread", "milliseconds", series_t)
+    panel(w, "extra peak memory", "MiB", series_m)
+    parts.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(parts) + "\n")
+
+
+def machine():
+    model = platform.processor() or "unknown"
+    try:
+        for line in run(["lscpu"]).splitlines():
+            if line.startswith("Model name:"):
+                model = line.split(":", 1)[1].strip()
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return model, os.cpu_count()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bench", required=True, help="bench_sdpa_bench")
+    parser.add_argument("--python", required=True, help="an interpreter with torch 2 and numpy")
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--min-time", type=float, default=2.0, help="seconds per case and library")
+    parser.add_argument("--out", default=os.path.join(ROOT, "docs", "performance.md"))
+    args = parser.parse_args()
+    threads = [int(t) for t in args.threads.split(",")]
+    inputs = tempfile.mkdtemp(prefix="dimtensor-suite-")
+
+    results = {}
+    context = None
+    for t in threads:
+        print("threads %d: dimtensor and libtorch" % t, file=sys.stderr)
+        context, mine = bench_times(args.bench, t, args.min_time, inputs)
+        print("threads %d: PyTorch 2" % t, file=sys.stderr)
+        theirs = peer_times(args.python, t, args.min_time, inputs)
+        results[t] = (mine, theirs)
+
+    print("peak memory", file=sys.stderr)
+    memory = {}
+    for case, peer_case in (("dot_fwd_1d", "sdpa_fwd_1d"), ("dot_fwd_2d", "sdpa_fwd_2d"),
+                            ("masked_softmax", "masked_softmax")):
+        memory[case] = (bench_memory(args.bench, case), peer_memory(args.python, inputs, peer_case),
+                        peer_memory(args.python, inputs, peer_case.replace("sdpa", "d2l")))
+    sweep = {}
+    for L in SWEEP:
+        name = "sweep/%d" % L
+        sweep[L] = {"dimtensor_ms": results[1][0].get("dimtensor/" + name, {}).get("ms"),
+                    "torch_ms": results[1][1]["cases"].get(name, {}).get("ms"),
+                    "dimtensor_mib": bench_memory(args.bench, name),
+                    "torch_mib": peer_memory(args.python, inputs, name)}
+
+    torch_info = results[threads[0]][1]
+    model, cpus = machine()
+    compiler = run(["c++", "--version"]).splitlines()[0]
+    commit = run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).strip()
+    has_libtorch = any(k.startswith("libtorch/") for k in results[threads[0]][0])
+    lines = []
+    w = lines.append
+    w("# Performance: attention against PyTorch 2 and libtorch")
+    w("")
+    w("Generated by `scripts/performance.py` (do not edit by hand) on %s from commit %s:" %
+      (datetime.date.today().isoformat(), commit))
+    w("")
+    w("    python3 scripts/performance.py --bench %s --python %s --threads %s --min-time %g" %
+      (os.path.relpath(args.bench, ROOT) if args.bench.startswith(ROOT) else args.bench, args.python,
+       args.threads, args.min_time))
+    w("")
+    w("- Machine: %s, %d cores; threads as each table says (`DIMTENSOR_BENCH_THREADS` for dimtensor, "
+      "`torch.set_num_threads` / `torch::set_num_threads` for the peers)." % (model, cpus))
+    w("- dimtensor: %s, `-O3 -march=native`, BLAS OpenBLAS (kernel `%s`, `OPENBLAS_CORETYPE`=%s), one BLAS "
+      "thread per OpenMP thread." % (compiler, context.get("openblas_core", "?"),
+                                     os.environ.get("OPENBLAS_CORETYPE", "unset")))
+    w("- PyTorch 2: %s from PyPI, BLAS %s, CPU kernels %s (`torch.backends.cpu.get_cpu_capability()`)." %
+      (torch_info["torch"], torch_info["blas"], torch_info["cpu_capability"]))
+    if has_libtorch:
+        w("- libtorch 1.13 (Debian's libtorch-dev): d2l's code in C++ (benchmarks/d2l_libtorch.hpp), BLAS: the "
+          "same OpenBLAS.")
+    else:
+        w("- libtorch 1.13: not in this run (the benchmark was built without it).")
+    w("- Times: dimtensor and libtorch, Google Benchmark's time per call over at least %g s; PyTorch 2, the median "
+      "of repeated calls over at least %g s.  Ratio = the peer's time / dimtensor's (above 1: dimtensor is "
+      "faster).  Nothing else ran on the machine." % (args.min_time, args.min_time))
+    w("- Inputs: bench_sdpa_bench draws them and writes them as .npy; the PyTorch 2 script reads the same files and "
+      "checks its outputs against dimtensor's (1e-4) before timing.  Valid lengths are drawn in [1, 512].")
+    w("")
+    w("## Masked scaled dot-product attention, B16 · Q512 · K512 · d64")
+    w("")
+    w("PyTorch 2 fused: `scaled_dot_product_attention` with the lengths as a boolean mask; d2l: "
+      "`DotProductAttention` (bmm, masked_softmax, bmm) as the book writes it.  Forward in eval mode without "
+      "recording; forward + backward: the gradients of q, k and v of sum(out * G).  GFLOP/s counts the products "
+      "over valid keys (4·d per query row and valid key, ×3.5 with the backward); the SGEMM rate is OpenBLAS's "
+      "on 1024³ at the same threads, measured in the same run.")
+    w("")
+    header = "| case | threads | dimtensor ms | PyTorch 2 fused ms | ratio | PyTorch 2 d2l ms | ratio |"
+    sep = "|---|---|---|---|---|---|---|"
+    if has_libtorch:
+        header += " libtorch 1.13 d2l ms | ratio |"
+        sep += "---|---|"
+    header += " dimtensor GFLOP/s | of SGEMM |"
+    sep += "---|---|"
+    w(header)
+    w(sep)
+    for case, label in (("dot_fwd_1d", "forward, 1-D lengths"), ("dot_fwd_2d", "forward, 2-D lengths"),
+                        ("dot_fwdbwd_1d", "forward + backward, 1-D"), ("dot_fwdbwd_2d", "forward + backward, 2-D")):
+        for t in threads:
+            mine, theirs = results[t]
+            m = mine.get("dimtensor/" + case, {})
+            sdpa = theirs["cases"].get(case.replace("dot", "sdpa"), {}).get("ms")
+            d2l = theirs["cases"].get(case.replace("dot", "d2l"), {}).get("ms")
+            sgemm = mine.get("blas/sgemm", {}).get("gflops")
+            row = "| %s | %d | %s | %s | %s | %s | %s |" % (label, t, fmt_ms(m.get("ms")), fmt_ms(sdpa),
+                                                              ratio(sdpa, m.get("ms")), fmt_ms(d2l),
+                                                              ratio(d2l, m.get("ms")))
+            if has_libtorch:
+                lt = mine.get("libtorch/" + case, {}).get("ms")
+                row += " %s | %s |" % (fmt_ms(lt), ratio(lt, m.get("ms")))
+            g = m.get("gflops")
+            row += " %s | %s |" % ("%.1f" % g if g else "—",
+                                   "%.0f%% of %.0f" % (100 * g / sgemm, sgemm) if g and sgemm else "—")
+            w(row)
+    w("")
+    w("Extra peak memory of one forward call (resident set added at the peak, a fresh process each, 1 thread):")
+    w("")
+    w("| case | dimtensor MiB | PyTorch 2 fused MiB | PyTorch 2 d2l MiB |")
+    w("|---|---|---|---|")
+    for case, label in (("dot_fwd_1d", "forward, 1-D lengths"), ("dot_fwd_2d", "forward, 2-D lengths")):
+        a, b, c = memory[case]
+        w("| %s | %.1f | %.1f | %.1f |" % (label, a, b, c))
+    w("")
+    w("## Masked softmax, [64, 512, 512], 1-D lengths")
+    w("")
+    w("dimtensor's `masked_softmax<KVPairs>` against d2l's `masked_softmax` in PyTorch 2 (which writes -1e6 into its "
+      "input, so each call is given a copy; the copy is in its time)%s." %
+      (" and in libtorch 1.13" if has_libtorch else ""))
+    w("")
+    w("| threads | dimtensor ms | PyTorch 2 d2l ms | ratio |%s" % (" libtorch 1.13 ms | ratio |" if has_libtorch else ""))
+    w("|---|---|---|---|%s" % ("---|---|" if has_libtorch else ""))
+    for t in threads:
+        mine, theirs = results[t]
+        m = mine.get("dimtensor/masked_softmax", {}).get("ms")
+        p = theirs["cases"].get("masked_softmax", {}).get("ms")
+        row = "| %d | %s | %s | %s |" % (t, fmt_ms(m), fmt_ms(p), ratio(p, m))
+        if has_libtorch:
+            lt = mine.get("libtorch/masked_softmax", {}).get("ms")
+            row += " %s | %s |" % (fmt_ms(lt), ratio(lt, m))
+        w(row)
+    a, b, c = memory["masked_softmax"]
+    w("")
+    w("Extra peak memory: dimtensor %.1f MiB, PyTorch 2 %.1f MiB (with its copy)." % (a, b))
+    w("")
+    w("## Length sweep: dot-product attention without lengths, B2, Q = K = L, d64, forward, 1 thread")
+    w("")
+    w("![time and memory against length](performance_sweep.svg)")
+    w("")
+    w("| L | dimtensor ms | PyTorch 2 SDPA ms | ratio | dimtensor GFLOP/s | dimtensor extra MiB | PyTorch 2 extra MiB |")
+    w("|---|---|---|---|---|---|---|")
+    for L in SWEEP:
+        s = sweep[L]
+        g = results[1][0].get("dimtensor/sweep/%d" % L, {}).get("gflops")
+        w("| %d | %s | %s | %s | %s | %.1f | %.1f |" % (L, fmt_ms(s["dimtensor_ms"]), fmt_ms(s["torch_ms"]),
+                                                      ratio(s["torch_ms"], s["dimtensor_ms"]),
+                                                      "%.1f" % g if g else "—", s["dimtensor_mib"], s["torch_mib"]))
+    w("")
+    w("The [Queries, KV] matrix of L = 8192 alone would be %d MiB per batch entry; neither library forms it." %
+      (8192 * 8192 * 4 // (1 << 20)))
+    w("")
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines))
+    svg_plot(os.path.join(os.path.dirname(args.out), "performance_sweep.svg"), sweep)
+    print("wrote %s" % args.out, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,262 @@
+// Tests of nn/attention/fused.hpp and backends/cpu/attention.hpp: the fused
+// scaled dot-product attention that nn::dot_product_attention takes on the
+// CPU when dropout is off.  Its output and its gradients against the unfused
+// path written out here (contract, masked_softmax, contract, and autograd
+// through them), for 1-D, 2-D, typed, optional and no lengths, rows of
+// length 0, several query blocks, the named multi-head layout read in place
+// and strided operands; finite differences in double; the weights computed
+// when asked for; which operands the fused path takes.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <thread>
+
+#include <dimtensor/dimtensor.hpp>
+#include <dimtensor/nn/attention.hpp>
+
+namespace fused_attention_test {
+
+DIMTENSOR_DIM(Batch);
+DIMTENSOR_DIM(Queries);
+DIMTENSOR_DIM(KVPairs);
+DIMTENSOR_DIM(Feat);
+DIMTENSOR_DIM(ValueFeat);
+
+namespace dt = dimtensor;
+using dt::index_t;
+using dt::nn::HeadFeat;
+using dt::nn::Heads;
+
+template <class A, class B>
+double max_diff(A const& a, B const& b) {
+  return static_cast<double>(dt::max(dt::abs(dt::eval(a) - dt::eval(b))).item());
+}
+
+/// The unfused path: d2l's three steps, by name.
+template <class Q, class K, class V, class... L>
+auto unfused(Q const& q, K const& k, V const& v, L const&... lens) {
+  using T = typename Q::value_type;
+  index_t const d = q.template extent<Feat>();
+  auto const scores = dt::contract<Feat>(q, k) / static_cast<T>(std::sqrt(static_cast<double>(d)));
+  return dt::contract<KVPairs>(dt::masked_softmax<KVPairs>(scores, lens...), v);
+}
+
+using plan_3d =
+    dt::nn::detail::fused_attention_plan<Queries, KVPairs, Feat, dt::tensor<float, Batch, Queries, Feat>::specs,
+                                         dt::tensor<float, Batch, KVPairs, Feat>::specs,
+                                         dt::tensor<float, Batch, KVPairs, ValueFeat>::specs>;
+using plan_heads = dt::nn::detail::fused_attention_plan<Queries, KVPairs, HeadFeat,
+                                                        dt::tensor<float, Batch, Queries, Heads, HeadFeat>::specs,
+                                                        dt::tensor<float, Batch, KVPairs, Heads, HeadFeat>::specs,
+                                                        dt::tensor<float, Batch, KVPairs, Heads, HeadFeat>::specs>;
+using plan_keys_feature_first =
+    dt::nn::detail::fused_attention_plan<Queries, KVPairs, Feat, dt::tensor<float, Batch, Queries, Feat>::specs,
+                                         dt::tensor<float, Batch, Feat, KVPairs>::specs,
+                                         dt::tensor<float, Batch, KVPairs, ValueFeat>::specs>;
+using plan_shared_keys =
+    dt::nn::detail::fused_attention_plan<Queries, KVPairs, Feat, dt::tensor<float, Batch, Queries, Feat>::specs,
+                                         dt::tensor<float, KVPairs, Feat>::specs,
+                                         dt::tensor<float, KVPairs, ValueFeat>::specs>;
+using plan_two_value_dims =
+    dt::nn::detail::fused_attention_plan<Queries, KVPairs, Feat, dt::tensor<float, Batch, Queries, Feat>::specs,
+                                         dt::tensor<float, Batch, KVPairs, Feat>::specs,
+                                         dt::tensor<float, Batch, KVPairs, Heads, ValueFeat>::specs>;
+
+TEST_CASE("fused attention: the operands it takes", "[nn][attention][fused]") {
+  static_assert(plan_3d::ok);
+  static_assert(plan_heads::ok);                // the named multi-head form, Heads a batch dim
+  static_assert(!plan_keys_feature_first::ok);  // the keys' features not last
+  static_assert(!plan_shared_keys::ok);         // keys broadcast over the batch
+  static_assert(!plan_two_value_dims::ok);      // values with a dim the queries lack
+}
+
+TEMPLATE_TEST_CASE("fused attention: the unfused path's output and gradients", "[nn][attention][fused]", float,
+                   double) {
+  using T = TestType;
+  double const tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+  // 150 queries: three blocks of the kernel, the last one partial.
+  auto const seed = GENERATE(1u, 2u);
+  dt::generator gen(seed);
+  index_t const b = 3, nq = 150, nk = 70, d = 12, dv = 5;
+  auto q = dt::randn<T>(gen, Batch(b), Queries(nq), Feat(d));
+  auto k = dt::randn<T>(gen, Batch(b), KVPairs(nk), Feat(d));
+  auto v = dt::randn<T>(gen, Batch(b), KVPairs(nk), ValueFeat(dv));
+  auto const g = dt::randn<T>(gen, Batch(b), Queries(nq), ValueFeat(dv));
+  dt::lengths<KVPairs, Batch> const lens_1d{0, 33, 70};  // a batch entry whose rows all have length 0
+  auto const lens_2d = dt::randint<std::int64_t>(gen, 0, nk + 1, Batch(b), Queries(nq));
+  auto const lens_32 = dt::randint<std::int32_t>(gen, 1, nk + 1, Batch(b));
+
+  dt::nn::dot_product_attention<Queries, KVPairs, Feat, T> attention(0.3);
+  attention.eval();  // dropout off: the fused path
+
+  auto check = [&](auto const&... lens) {
+    q.requires_grad_(false);
+    k.requires_grad_(false);
+    v.requires_grad_(false);
+    {
+      dt::autograd::no_grad const no_grad;
+      CHECK(max_diff(attention(q, k, v, lens...), unfused(q, k, v, lens...)) <= tol);
+    }
+    q.requires_grad_();
+    k.requires_grad_();
+    v.requires_grad_();
+    dt::sum(attention(q, k, v, lens...) * g).backward();
+    auto const gq = q.grad().clone();
+    auto const gk = k.grad().clone();
+    auto const gv = v.grad().clone();
+    q.zero_grad();
+    k.zero_grad();
+    v.zero_grad();
+    dt::sum(unfused(q, k, v, lens...) * g).backward();
+    CHECK(max_diff(gq, q.grad()) <= tol);
+    CHECK(max_diff(gk, k.grad()) <= tol);
+    CHECK(max_diff(gv, v.grad()) <= tol);
+    q.zero_grad();
+    k.zero_grad();
+    v.zero_grad();
+  };
+  SECTION("1-D lengths with rows of length 0") { check(lens_1d); }
+  SECTION("2-D lengths") { check(lens_2d); }
+  SECTION("int32 lengths") { check(lens_32); }
+  SECTION("no lengths") { check(); }
+  SECTION("std::nullopt") { check(std::nullopt); }
+  SECTION("std::optional, set") { check(std::optional(lens_2d)); }
+}
+
+TEST_CASE("fused attention: finite differences (double)", "[nn][attention][fused]") {
+  dt::generator gen(7);
+  index_t const b = 2, nq = 3, nk = 4, d = 3, dv = 2;
+  auto q = dt::randn<double>(gen, Batch(b), Queries(nq), Feat(d)).requires_grad_();
+  auto k = dt::randn<double>(gen, Batch(b), KVPairs(nk), Feat(d)).requires_grad_();
+  auto v = dt::randn<double>(gen, Batch(b), KVPairs(nk), ValueFeat(dv)).requires_grad_();
+  auto const g = dt::randn<double>(gen, Batch(b), Queries(nq), ValueFeat(dv));
+  dt::lengths<KVPairs, Batch, Queries> const lens{{2, 4, 0}, {1, 3, 4}};
+  dt::nn::dot_product_attention<Queries, KVPairs, Feat, double> attention;
+  attention.eval();
+  auto loss = [&] {
+    dt::autograd::no_grad const no_grad;
+    return dt::sum(attention(q, k, v, lens) * g).item();
+  };
+  dt::sum(attention(q, k, v, lens) * g).backward();
+  double const h = 1e-6;
+  auto probe = [&](auto& x) {
+    auto const analytic = x.grad().contiguous();
+    for (index_t i = 0; i < x.size(); ++i) {
+      double* p = x.data() + i;  // dense leaves: element i
+      double const keep = *p;
+      *p = keep + h;
+      double const up = loss();
+      *p = keep - h;
+      double const down = loss();
+      *p = keep;
+      CHECK(analytic.data()[i] == Approx((up - down) / (2 * h)).margin(1e-7));
+    }
+  };
+  probe(q);
+  probe(k);
+  probe(v);
+}
+
+TEST_CASE("fused attention: the named multi-head layout, read in place", "[nn][attention][fused]") {
+  dt::generator gen(3);
+  index_t const b = 2, nq = 70, nk = 9, heads = 3, hd = 4;
+  // [Batch, Queries, Heads, HeadFeat] views of one [Batch, Queries, Hidden] buffer, as split makes them.
+  auto q = dt::randn<float>(gen, Batch(b), Queries(nq), Heads(heads), HeadFeat(hd)).requires_grad_();
+  auto k = dt::randn<float>(gen, Batch(b), KVPairs(nk), Heads(heads), HeadFeat(hd)).requires_grad_();
+  auto v = dt::randn<float>(gen, Batch(b), KVPairs(nk), Heads(heads), HeadFeat(hd)).requires_grad_();
+  auto const g = dt::randn<float>(gen, Batch(b), Queries(nq), Heads(heads), HeadFeat(hd));
+  dt::lengths<KVPairs, Batch> const lens{3, 9};
+  dt::nn::dot_product_attention<Queries, KVPairs, HeadFeat> attention;
+  attention.eval();
+  auto const out = attention(q, k, v, lens);
+  auto const scores = dt::contract<HeadFeat>(q, k) / 2.0f;
+  auto const reference = dt::contract<KVPairs>(dt::masked_softmax<KVPairs>(scores, lens), v);
+  CHECK(max_diff(out, reference) <= 1e-5);
+  dt::sum(out * g).backward();
+  auto const gq = q.grad().clone();
+  auto const gk = k.grad().clone();
+  auto const gv = v.grad().clone();
+  q.zero_grad();
+  k.zero_grad();
+  v.zero_grad();
+  dt::sum(reference * g).backward();
+  CHECK(max_diff(gq, q.grad()) <= 1e-5);
+  CHECK(max_diff(gk, k.grad()) <= 1e-5);
+  CHECK(max_diff(gv, v.grad()) <= 1e-5);
+}
+
+TEST_CASE("fused attention: operands whose features are strided", "[nn][attention][fused]") {
+  dt::generator gen(5);
+  // values' features not contiguous: a transposed tensor made contiguous the other way round.
+  auto const v_t = dt::randn<float>(gen, Batch(2), ValueFeat(3), KVPairs(6));
+  auto const v = dt::transpose<ValueFeat, KVPairs>(v_t);  // [Batch, KVPairs, ValueFeat], feature stride 6
+  REQUIRE(v.strides()[2] != 1);
+  auto const q = dt::randn<float>(gen, Batch(2), Queries(4), Feat(5));
+  auto const k = dt::randn<float>(gen, Batch(2), KVPairs(6), Feat(5));
+  dt::lengths<KVPairs, Batch> const lens{2, 6};
+  dt::nn::dot_product_attention<Queries, KVPairs, Feat> attention;
+  attention.eval();
+  CHECK(max_diff(attention(q, k, v, lens), unfused(q, k, v, lens)) <= 1e-6);
+}
+
+TEST_CASE("fused attention: no keys", "[nn][attention][fused]") {
+  auto const q = dt::ones<float>(Batch(2), Queries(3), Feat(4));
+  auto const k = dt::ones<float>(Batch(2), KVPairs(0), Feat(4));
+  auto const v = dt::ones<float>(Batch(2), KVPairs(0), ValueFeat(5));
+  dt::lengths<KVPairs, Batch> const lens{0, 0};
+  dt::nn::dot_product_attention<Queries, KVPairs, Feat> attention;
+  attention.eval();
+  auto const out = attention(q, k, v, lens);
+  CHECK(max_diff(out, unfused(q, k, v, lens)) == 0);
+  CHECK(dt::max(dt::abs(out)).item() == 0);
+}
+
+TEST_CASE("fused attention: the kept weights are the unfused path's, computed when asked for",
+          "[nn][attention][fused]") {
+  dt::generator gen(9);
+  auto q = dt::randn<float>(gen, Batch(2), Queries(5), Feat(4));
+  auto const k = dt::randn<float>(gen, Batch(2), KVPairs(6), Feat(4));
+  auto const v = dt::randn<float>(gen, Batch(2), KVPairs(6), ValueFeat(3));
+  dt::lengths<KVPairs, Batch> const lens{0, 4};
+  dt::nn::dot_product_attention<Queries, KVPairs, Feat> attention;
+  attention.eval();
+  (void)attention(q, k, v, lens);
+  auto const weights = attention.attention_weights<Batch, Queries, KVPairs>();
+  auto const expected = dt::masked_softmax<KVPairs>(dt::contract<Feat>(q, k) / 2.0f, lens);
+  CHECK(max_diff(weights, expected) == 0);
+  CHECK(weights.requires_grad() == false);
+  // A later call replaces them; the handle taken before keeps the old ones.
+  auto const q2 = q * 2.0f;
+  (void)attention(q2, k, v, lens);
+  CHECK(max_diff(weights, expected) == 0);
+  auto const expected2 = dt::masked_softmax<KVPairs>(dt::contract<Feat>(q2, k) / 2.0f, lens);
+  CHECK(max_diff(attention.attention_weights<Batch, Queries, KVPairs>(), expected2) == 0);
+  // Asked for twice: the same tensor.
+  CHECK(attention.attention_weights<Batch, Queries, KVPairs>().data() ==
+        attention.attention_weights<Batch, Queries, KVPairs>().data());
+  // Another thread's call keeps its own.
+  std::thread([&] {
+    (void)attention(q, k, v, lens);
+    CHECK(max_diff(attention.attention_weights<Batch, Queries, KVPairs>(), expected) == 0);
+  }).join();
+  CHECK(max_diff(attention.attention_weights<Batch, Queries, KVPairs>(), expected2) == 0);
+}
+
+TEST_CASE("fused attention: dropout on keeps the unfused path, dropout off in training takes the fused one",
+          "[nn][attention][fused]") {
+  dt::generator gen(11);
+  auto const q = dt::randn<float>(gen, Batch(2), Queries(3), Feat(4));
+  auto const k = dt::randn<float>(gen, Batch(2), KVPairs(5), Feat(4));
+  auto const v = dt::randn<float>(gen, Batch(2), KVPairs(5), ValueFeat(3));
+  dt::lengths<KVPairs, Batch> const lens{2, 5};
+  dt::nn::dot_product_attention<Queries, KVPairs, Feat> no_dropout(0.0);  // training mode, p = 0
+  CHECK(max_diff(no_dropout(q, k, v, lens), unfused(q, k, v, lens)) <= 1e-6);
+  dt::nn::dot_product_attention<Queries, KVPairs, Feat> with_dropout(0.5, 3);  // training mode: dropout drawn
+  auto const out = with_dropout(q, k, v, lens);
+  // Dropout zeroes or doubles each weight: the output differs from the plain one.
+  CHECK(max_diff(out, unfused(q, k, v, lens)) > 1e-3);
+}
+
+}  // namespace fused_attention_test
