@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Runs the attention suite and writes docs/performance.md.
 
-    python3 scripts/performance.py --bench build/release/benchmarks/bench_sdpa_bench \\
+    python3 scripts/performance.py --bench build/release/benchmarks/bench_suite_bench \\
         --python /path/to/venv/bin/python
 
-runs bench_sdpa_bench (dimtensor, and libtorch 1.13 when it was built with
+runs bench_suite_bench (dimtensor, and libtorch 1.13 when it was built with
 it) and benchmarks/peers/torch2_bench.py (PyTorch 2 from PyPI, run by the
 given interpreter) on the same inputs, at each thread count, measures the
 peak memory of each case in a process of its own, and writes the tables, a
@@ -138,7 +138,7 @@ def machine():
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--bench", required=True, help="bench_sdpa_bench")
+    parser.add_argument("--bench", required=True, help="bench_suite_bench")
     parser.add_argument("--python", required=True, help="an interpreter with torch 2 and numpy")
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--min-time", type=float, default=2.0, help="seconds per case and library")
@@ -159,9 +159,12 @@ def main():
     print("peak memory", file=sys.stderr)
     memory = {}
     for case, peer_case in (("dot_fwd_1d", "sdpa_fwd_1d"), ("dot_fwd_2d", "sdpa_fwd_2d"),
-                            ("masked_softmax", "masked_softmax")):
+                            ("masked_softmax", "masked_softmax"), ("mha_fwd", "mha_fwd"),
+                            ("mha_fwd_d2l", "mha_d2l_fwd"), ("additive_fwd", "additive_fwd")):
         memory[case] = (bench_memory(args.bench, case), peer_memory(args.python, inputs, peer_case),
                         peer_memory(args.python, inputs, peer_case.replace("sdpa", "d2l")))
+    has_libtorch = any(k.startswith("libtorch/") for k in results[threads[0]][0])
+    libtorch_additive_mib = bench_memory(args.bench, "libtorch_additive_fwd") if has_libtorch else None
     sweep = {}
     for L in SWEEP:
         name = "sweep/%d" % L
@@ -174,7 +177,6 @@ def main():
     model, cpus = machine()
     compiler = run(["c++", "--version"]).splitlines()[0]
     commit = run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).strip()
-    has_libtorch = any(k.startswith("libtorch/") for k in results[threads[0]][0])
     lines = []
     w = lines.append
     w("# Performance: attention against PyTorch 2 and libtorch")
@@ -201,7 +203,7 @@ def main():
     w("- Times: dimtensor and libtorch, Google Benchmark's time per call over at least %g s; PyTorch 2, the median "
       "of repeated calls over at least %g s.  Ratio = the peer's time / dimtensor's (above 1: dimtensor is "
       "faster).  Nothing else ran on the machine." % (args.min_time, args.min_time))
-    w("- Inputs: bench_sdpa_bench draws them and writes them as .npy; the PyTorch 2 script reads the same files and "
+    w("- Inputs: bench_suite_bench draws them and writes them as .npy; the PyTorch 2 script reads the same files and "
       "checks its outputs against dimtensor's (1e-4) before timing.  Valid lengths are drawn in [1, 512].")
     w("")
     w("## Masked scaled dot-product attention, B16 · Q512 · K512 · d64")
@@ -269,6 +271,79 @@ def main():
     w("")
     w("Extra peak memory: dimtensor %.1f MiB, PyTorch 2 %.1f MiB (with its copy)." % (a, b))
     w("")
+    w("## Multi-head attention, B16 · L512 · 8 heads × 64 (hidden 512), 1-D lengths")
+    w("")
+    w("dimtensor's `nn::multi_head_attention` in its named form (heads a dim of their own) and in d2l's form "
+      "(`forward_d2l`: transpose_qkv), eval mode; PyTorch 2's `nn.MultiheadAttention(512, 8, bias=False, "
+      "batch_first=True)` with `need_weights=False` and the lengths as `key_padding_mask`, the same projections "
+      "around `scaled_dot_product_attention`, and d2l's `MultiHeadAttention`; all with dimtensor's weights (the "
+      "outputs are checked equal, 1e-4).  Forward + backward: every weight's and both inputs' gradients of "
+      "sum(out * G).")
+    w("")
+    w("| case | threads | dimtensor named ms | dimtensor d2l form ms | nn.MultiheadAttention ms | ratio (named, d2l form) "
+      "| SDPA-based ms | ratio (named) | PyTorch 2 d2l ms | ratio (named) |")
+    w("|---|---|---|---|---|---|---|---|---|---|")
+    for case, label in (("fwd", "forward"), ("fwdbwd", "forward + backward")):
+        for t in threads:
+            mine, theirs = results[t]
+            named = mine.get("dimtensor/mha_" + case, {}).get("ms")
+            d2lf = mine.get("dimtensor/mha_%s_d2l" % case, {}).get("ms")
+            module = theirs["cases"].get("mha_" + case, {}).get("ms")
+            sdpa = theirs["cases"].get("mha_sdpa_" + case, {}).get("ms")
+            d2l = theirs["cases"].get("mha_d2l_" + case, {}).get("ms")
+            w("| %s | %d | %s | %s | %s | %s, %s | %s | %s | %s | %s |" % (
+                label, t, fmt_ms(named), fmt_ms(d2lf), fmt_ms(module), ratio(module, named), ratio(module, d2lf),
+                fmt_ms(sdpa), ratio(sdpa, named), fmt_ms(d2l), ratio(d2l, named)))
+    w("")
+    w("Extra peak memory of one forward call: dimtensor named %.1f MiB, d2l form %.1f MiB; nn.MultiheadAttention "
+      "%.1f MiB; PyTorch 2 d2l %.1f MiB." % (memory["mha_fwd"][0], memory["mha_fwd_d2l"][0], memory["mha_fwd"][1],
+                                            memory["mha_fwd_d2l"][1]))
+    w("")
+    w("## Additive attention, B16 · Q256 · K256, features 64, hidden 128, 1-D lengths")
+    w("")
+    w("dimtensor's `nn::additive_attention` (fused scores on the CPU: no [Batch, Queries, KV, Hidden] features) "
+      "against d2l's `AdditiveAttention` (which forms them: 512 MiB) in PyTorch 2%s, dimtensor's weights, eval "
+      "mode." % (" and in libtorch 1.13" if has_libtorch else ""))
+    w("")
+    w("| case | threads | dimtensor ms | PyTorch 2 d2l ms | ratio |%s" %
+      (" libtorch 1.13 d2l ms | ratio |" if has_libtorch else ""))
+    w("|---|---|---|---|---|%s" % ("---|---|" if has_libtorch else ""))
+    for case, label in (("additive_fwd", "forward"), ("additive_fwdbwd", "forward + backward")):
+        for t in threads:
+            mine, theirs = results[t]
+            m = mine.get("dimtensor/" + case, {}).get("ms")
+            p2 = theirs["cases"].get(case, {}).get("ms")
+            row = "| %s | %d | %s | %s | %s |" % (label, t, fmt_ms(m), fmt_ms(p2), ratio(p2, m))
+            if has_libtorch:
+                lt = mine.get("libtorch/" + case, {}).get("ms")
+                row += " %s | %s |" % (fmt_ms(lt), ratio(lt, m))
+            w(row)
+    w("")
+    w("Extra peak memory of one forward call: dimtensor %.1f MiB; PyTorch 2 d2l %.1f MiB%s." % (
+        memory["additive_fwd"][0], memory["additive_fwd"][1],
+        "; libtorch 1.13 d2l %.1f MiB" % libtorch_additive_mib if libtorch_additive_mib is not None else ""))
+    w("")
+    w("## Nadaraya–Watson and the book's toy sizes (per-call overhead), µs")
+    w("")
+    w("Nadaraya–Watson: d2l's `NWKernelRegression.forward` (a learned width w), 50 test points, keys and values tiled "
+      "[50, n_train] as d2l tiles them.  Toy sizes: the book's own calls (`masked_softmax(torch.rand(2, 2, 4), "
+      "torch.tensor([2, 3]))`, `AdditiveAttention` on queries (2, 1, 20) and keys (2, 10, 2), "
+      "`DotProductAttention` on queries (2, 1, 2), `MultiHeadAttention(100, 5)` on (2, 4, 100) and (2, 6, 100)), "
+      "forward in eval mode.  PyTorch 2 runs d2l's code.")
+    w("")
+    w("| case | threads | dimtensor µs | PyTorch 2 µs | ratio |")
+    w("|---|---|---|---|---|")
+    for case, label in (("nw_50", "Nadaraya–Watson, 50 training points"),
+                        ("nw_4096", "Nadaraya–Watson, 4,096 training points"),
+                        ("toy_masked_softmax", "masked_softmax (2, 2, 4)"), ("toy_additive", "AdditiveAttention toy"),
+                        ("toy_dot", "DotProductAttention toy"), ("toy_mha", "MultiHeadAttention(100, 5) toy")):
+        for t in threads:
+            mine, theirs = results[t]
+            m = mine.get("dimtensor/" + case, {}).get("ms")
+            p2 = theirs["cases"].get(case, {}).get("ms")
+            w("| %s | %d | %s | %s | %s |" % (label, t, fmt_ms(m * 1e3 if m else None),
+                                              fmt_ms(p2 * 1e3 if p2 else None), ratio(p2, m)))
+    w("")
     w("## Length sweep: dot-product attention without lengths, B2, Q = K = L, d64, forward, 1 thread")
     w("")
     w("![time and memory against length](performance_sweep.svg)")
@@ -284,6 +359,65 @@ def main():
     w("")
     w("The [Queries, KV] matrix of L = 8192 alone would be %d MiB per batch entry; neither library forms it." %
       (8192 * 8192 * 4 // (1 << 20)))
+    w("")
+    w("## Targets")
+    w("")
+    w("Each target of the attention issue, from the figures above (holds / missed, and by how much).")
+    w("")
+    w("| target | figures | holds |")
+    w("|---|---|---|")
+
+    def target(name, pairs, need):
+        """pairs: (label, value) with value a ratio (or fraction); need: the least value that holds."""
+        values = [(label, v) for label, v in pairs if v is not None]
+        if not values:
+            return
+        worst = min(v for _, v in values)
+        text = ", ".join("%s %.2f" % (label, v) for label, v in values)
+        w("| %s | %s | %s |" % (name, text, "yes" if worst >= need else "no (worst %.2f, needs %.2f)" % (worst, need)))
+
+    def r(t, mine_case, peer_case, peer="torch2"):
+        mine, theirs = results[t]
+        m = mine.get("dimtensor/" + mine_case, {}).get("ms")
+        p = (theirs["cases"].get(peer_case, {}).get("ms") if peer == "torch2"
+             else mine.get("libtorch/" + peer_case, {}).get("ms"))
+        return p / m if p and m else None
+
+    for kind in ("fwd", "fwdbwd"):
+        target("dot-product attention %s ≥ 1.0x PyTorch 2 SDPA (1-D, 2-D lengths; per thread count)" %
+               ("forward" if kind == "fwd" else "forward + backward"),
+               [("%s %dT" % (l, t), r(t, "dot_%s_%s" % (kind, l), "sdpa_%s_%s" % (kind, l)))
+                for l in ("1d", "2d") for t in threads], 1.0)
+    target("dot-product attention ≥ 60% of the SGEMM rate (useful GFLOP/s)",
+           [("%s %dT" % (c, t), (results[t][0].get("dimtensor/" + c, {}).get("gflops") or 0) /
+             results[t][0]["blas/sgemm"]["gflops"]) for c in ("dot_fwd_1d", "dot_fwd_2d", "dot_fwdbwd_1d",
+                                                            "dot_fwdbwd_2d") for t in threads
+            if "blas/sgemm" in results[t][0]], 0.6)
+    target("dot-product attention extra memory ≤ 2x SDPA's (SDPA MiB / dimtensor MiB ≥ 0.5)",
+           [(c, memory[c][1] / memory[c][0]) for c in ("dot_fwd_1d", "dot_fwd_2d") if memory[c][0]] +
+           [("sweep %d" % L, sweep[L]["torch_mib"] / sweep[L]["dimtensor_mib"]) for L in SWEEP
+            if sweep[L]["dimtensor_mib"]], 0.5)
+    growth = [(("%d→%d" % (a, b)), sweep[a]["dimtensor_mib"] * (b / a) / sweep[b]["dimtensor_mib"])
+              for a, b in zip(SWEEP[3:], SWEEP[4:]) if sweep[b]["dimtensor_mib"]]
+    target("extra memory linear in length (L doubled: at most doubled; (2·MiB(L)) / MiB(2L) ≥ 1)", growth, 1.0)
+    for kind in ("fwd", "fwdbwd"):
+        target("multi-head attention %s ≥ 1.0x nn.MultiheadAttention (named, d2l form)" %
+               ("forward" if kind == "fwd" else "forward + backward"),
+               [("%s %dT" % (form, t), r(t, "mha_%s%s" % (kind, suffix), "mha_" + kind))
+                for form, suffix in (("named", ""), ("d2l form", "_d2l")) for t in threads], 1.0)
+    if has_libtorch:
+        target("additive attention ≥ 10x libtorch 1.13's d2l formulation",
+               [("%s %dT" % (k, t), r(t, "additive_" + k, "additive_" + k, "libtorch"))
+                for k in ("fwd", "fwdbwd") for t in threads], 10.0)
+        if libtorch_additive_mib:
+            target("additive attention extra memory ≤ 1/10 of libtorch's (libtorch MiB / dimtensor MiB ≥ 10)",
+                   [("forward", libtorch_additive_mib / memory["additive_fwd"][0])], 10.0)
+    target("masked softmax ≥ 2x PyTorch 2 (d2l's masked_softmax)",
+           [("%dT" % t, r(t, "masked_softmax", "masked_softmax")) for t in threads], 2.0)
+    target("the book's toy sizes ≥ 10x PyTorch 2",
+           [("%s %dT" % (c.replace("toy_", ""), t), r(t, c, c)) for c in ("toy_masked_softmax", "toy_additive",
+                                                                           "toy_dot", "toy_mha") for t in threads],
+           10.0)
     w("")
     with open(args.out, "w") as f:
         f.write("\n".join(lines))

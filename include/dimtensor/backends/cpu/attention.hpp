@@ -345,4 +345,161 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
   });
 }
 
+/// @brief Additive attention's scores without the [batch, queries, kv,
+/// hidden] features: for batch entry b, query row i and key row j,
+///
+///     s_ij = Σ_h w_h · tanh(q_ih + k_jh)
+///
+/// (q and k the projected queries and keys, w the weight of `w_v`).  Keys
+/// past a row's valid length are not computed (their scores are 0: masking
+/// replaces them).  The keys of an entry are transposed once into a
+/// per-thread [hidden, kv] buffer, so the innermost loop runs along the
+/// keys: one vectorized tanh per (i, h, j) and nothing stored but the
+/// scores.
+template <class T>
+struct additive_problem {
+  /// Batch entries, query rows, key rows, hidden features.
+  index_t batch = 0, queries = 0, kv = 0, hidden = 0;
+  /// The projected queries [batch, queries, hidden] and keys [batch, kv, hidden].
+  attention_operand<T const> q, k;
+  /// `w_v`'s weight, [hidden].
+  T const* w = nullptr;
+  /// Row (b, i)'s valid length at `lens[b * queries + i]`, or null: every key.
+  index_t const* lens = nullptr;
+  /// The valid length of query row i of entry b.
+  index_t length(index_t b, index_t i) const noexcept { return lens == nullptr ? kv : lens[b * queries + i]; }
+};
+
+namespace detail {
+
+/// The queries a thread of the additive kernels takes at a time.
+inline constexpr index_t additive_rows = 16;
+
+/// Entry b's keys, transposed into @p kt ([hidden, kv]).
+template <class T>
+void additive_keys_transposed(additive_problem<T> const& p, index_t b, T* kt) {
+  for (index_t j = 0; j < p.kv; ++j) {
+    T const* kj = p.k.row(b, j);
+    for (index_t h = 0; h < p.hidden; ++h) kt[h * p.kv + j] = kj[h];
+  }
+}
+
+/// Σ x[0 … n-1] in independent lanes (vectorizes).
+template <class T>
+T lane_sum(T const* x, index_t n) {
+  constexpr index_t lanes = 16;
+  T part[lanes] = {};
+  index_t j = 0;
+  for (; j + lanes <= n; j += lanes) {
+    for (index_t l = 0; l < lanes; ++l) part[l] += x[j + l];
+  }
+  T sum = T(0);
+  for (; j < n; ++j) sum += x[j];
+  for (T v : part) sum += v;
+  return sum;
+}
+
+}  // namespace detail
+
+/// @brief Additive attention's scores, written dense into @p scores
+/// ([batch, queries, kv], row-major); masked keys' scores are 0.
+template <class T>
+void additive_scores_forward(additive_problem<T> const& p, T* scores) {
+  if (p.batch == 0 || p.queries == 0 || p.kv == 0) return;
+  index_t const chunks = (p.queries + detail::additive_rows - 1) / detail::additive_rows;
+  index_t const cost = detail::additive_rows * p.kv * p.hidden * 8;
+  parallel_for(p.batch * chunks, cost, [&](index_t begin, index_t end) {
+    std::vector<T> kt(static_cast<std::size_t>(p.hidden * p.kv));
+    index_t loaded = -1;
+    for (index_t t = begin; t < end; ++t) {
+      index_t const b = t / chunks;
+      index_t const i0 = (t % chunks) * detail::additive_rows;
+      index_t const i1 = std::min(p.queries, i0 + detail::additive_rows);
+      if (b != loaded) {
+        detail::additive_keys_transposed(p, b, kt.data());
+        loaded = b;
+      }
+      for (index_t i = i0; i < i1; ++i) {
+        T* row = scores + (b * p.queries + i) * p.kv;
+        std::fill(row, row + p.kv, T(0));
+        index_t const l = p.length(b, i);
+        // Whole vectors: a tail loop would run scalar; the keys past l are zeroed after.
+        index_t const lp = std::min(p.kv, (l + 15) / 16 * 16);
+        T const* qi = p.q.row(b, i);
+        for (index_t h = 0; h < p.hidden; ++h) {
+          T const a = qi[h];
+          T const wh = p.w[h];
+          T const* kh = kt.data() + h * p.kv;
+          DIMTENSOR_SIMD
+          for (index_t j = 0; j < lp; ++j) row[j] += wh * math::tanh(a + kh[j]);
+        }
+        std::fill(row + l, row + lp, T(0));
+      }
+    }
+  });
+}
+
+/// @brief The backward pass of additive_scores_forward: from the scores'
+/// gradient @p dscores (dense [batch, queries, kv]), writes the queries'
+/// gradient @p dq, adds into the keys' @p dk (zeroed by the caller) and
+/// writes `w_v`'s gradient @p dw ([hidden]).  Threads share out the batch
+/// entries; their parts of dw are summed in a fixed order.
+template <class T>
+void additive_scores_backward(additive_problem<T> const& p, T const* dscores, attention_operand<T> const& dq,
+                              attention_operand<T> const& dk, T* dw) {
+  std::fill(dw, dw + p.hidden, T(0));
+  if (p.batch == 0 || p.queries == 0) return;
+  index_t const cost = p.queries * std::max<index_t>(p.kv, 1) * p.hidden * 12;
+  int const slots = max_num_threads;
+  std::vector<std::vector<T>> dw_parts(static_cast<std::size_t>(std::min<index_t>(p.batch, slots)));
+  index_t const per_part =
+      (p.batch + static_cast<index_t>(dw_parts.size()) - 1) / static_cast<index_t>(dw_parts.size());
+  parallel_for(p.batch, cost, [&](index_t begin, index_t end) {
+    std::vector<T> kt(static_cast<std::size_t>(p.hidden * std::max<index_t>(p.kv, 1)));
+    std::vector<T> dkt(kt.size());
+    std::vector<T> u(static_cast<std::size_t>(std::max<index_t>(p.kv, 1)));
+    std::vector<T> gt(u.size());
+    for (index_t b = begin; b < end; ++b) {
+      std::vector<T>& part = dw_parts[static_cast<std::size_t>(b / per_part)];
+      if (part.empty()) part.assign(static_cast<std::size_t>(p.hidden), T(0));
+      detail::additive_keys_transposed(p, b, kt.data());
+      std::fill(dkt.begin(), dkt.end(), T(0));
+      for (index_t i = 0; i < p.queries; ++i) {
+        index_t const l = p.length(b, i);
+        index_t const lp = std::min(p.kv, (l + 15) / 16 * 16);  // whole vectors; gradients past l are 0
+        T const* g = dscores + (b * p.queries + i) * p.kv;
+        T const* qi = p.q.row(b, i);
+        T* dqi = dq.row(b, i);
+        for (index_t h = 0; h < p.hidden; ++h) {
+          T const a = qi[h];
+          T const wh = p.w[h];
+          T const* kh = kt.data() + h * p.kv;
+          T* dkh = dkt.data() + h * p.kv;
+          T* uu = u.data();
+          T* gg = gt.data();
+          DIMTENSOR_SIMD
+          for (index_t j = 0; j < lp; ++j) {
+            T const th = math::tanh(a + kh[j]);
+            T const gj = j < l ? g[j] : T(0);
+            T const v = gj * wh * (T(1) - th * th);
+            uu[j] = v;
+            gg[j] = gj * th;
+            dkh[j] += v;
+          }
+          dqi[h] = detail::lane_sum(uu, lp);
+          part[static_cast<std::size_t>(h)] += detail::lane_sum(gg, lp);
+        }
+      }
+      for (index_t j = 0; j < p.kv; ++j) {
+        T* dkj = dk.row(b, j);
+        for (index_t h = 0; h < p.hidden; ++h) dkj[h] += dkt[static_cast<std::size_t>(h * p.kv + j)];
+      }
+    }
+  });
+  for (auto const& part : dw_parts) {
+    if (part.empty()) continue;
+    for (index_t h = 0; h < p.hidden; ++h) dw[h] += part[static_cast<std::size_t>(h)];
+  }
+}
+
 }  // namespace dimtensor::backends::cpu

@@ -281,4 +281,103 @@ auto fused_attention(QT const& q, KT const& k, VT const& v, L const&... valid_le
   return out;
 }
 
+/// @brief The type-level plan of additive attention's fused scores over
+/// the projected queries @p QS and keys @p KS (the keys already in the
+/// queries' order): `ok` when they are [batch…, Queries, Hidden] and
+/// [batch…, KV, Hidden], the same batch dims in the same order.
+template <class Queries, class KV, class Hidden, class QS, class KS>
+struct fused_additive_plan {
+  using q_tags = dimtensor::detail::tags_of<QS>;
+  using k_tags = dimtensor::detail::tags_of<KS>;
+  static constexpr std::size_t rank = boost::mp11::mp_size<q_tags>::value;
+  static constexpr bool ranks_ok = rank >= 2 && boost::mp11::mp_size<k_tags>::value == rank;
+  /// The batch dims (the queries' dims before Queries).
+  using batch = boost::mp11::mp_eval_if_c<!ranks_ok, boost::mp11::mp_list<>, boost::mp11::mp_take, q_tags,
+                                          boost::mp11::mp_size_t<(ranks_ok ? rank - 2 : 0)>>;
+  static constexpr bool ok = ranks_ok && std::is_same_v<q_tags, boost::mp11::mp_push_back<batch, Queries, Hidden>> &&
+                             std::is_same_v<k_tags, boost::mp11::mp_push_back<batch, KV, Hidden>>;
+};
+
+/// @brief Additive attention's scores [batch…, Queries, KV] from the
+/// projected queries @p q and keys @p k (a `fused_additive_plan` that is
+/// ok) and `w_v`'s weight @p w ([Score, Hidden]): Σ_h w_h tanh(q_ih + k_jh),
+/// without the [batch…, Queries, KV, Hidden] features; keys past a row's
+/// valid length (@p valid_lens, as masked_softmax takes them) get 0, which
+/// masking replaces.  Records the backward pass (backends/cpu/attention.hpp).
+template <class Queries, class KV, class Hidden, class QT, class KT, class WT, class... L>
+auto fused_additive_scores(QT const& q_in, KT const& k_in, WT const& w, L const&... valid_lens) {
+  using plan = fused_additive_plan<Queries, KV, Hidden, typename QT::specs, typename KT::specs>;
+  static_assert(plan::ok, "dimtensor internal: fused additive scores on operands it does not take");
+  using T = typename QT::value_type;
+  using Backend = typename QT::backend;
+  using batch = typename plan::batch;
+  using QS = typename QT::specs;
+  using scores_specs = boost::mp11::mp_push_back<dimtensor::detail::remove_dim<Hidden, QS>,
+                                                 dimtensor::detail::spec_for<KV, typename KT::specs>>;
+  using scores_t = tensor_with_dims<Backend, T, scores_specs>;
+  using dimtensor::detail::index_of_v;
+  constexpr std::size_t nb = boost::mp11::mp_size<batch>::value;
+
+  auto dense_rows = [](auto const& x) {
+    return x.strides()[std::remove_cvref_t<decltype(x)>::rank - 1] == 1 ? x : x.contiguous();
+  };
+  QT const q = dense_rows(q_in);
+  KT const k = dense_rows(k_in);
+  auto const wd = w.contiguous();
+
+  std::array<index_t, nb> bext{};
+  for (std::size_t i = 0; i < nb; ++i) bext[i] = q.extents()[i];
+  index_t const nq = q.extents()[index_of_v<Queries, QS>];
+  index_t const nk = k.extents()[index_of_v<KV, typename KT::specs>];
+  index_t const hidden = q.extents()[index_of_v<Hidden, QS>];
+  typename scores_t::extents_type sext{};
+  for (std::size_t i = 0; i < nb; ++i) sext[i] = bext[i];
+  sext[nb] = nq;
+  sext[nb + 1] = nk;
+  scores_t out(uninitialized, sext);
+  auto const lens = std::make_shared<std::vector<index_t> const>(fused_row_lengths<batch, Queries>(out, valid_lens...));
+
+  index_t nbatch = 1;
+  for (index_t e : bext) nbatch *= e;
+  auto make_problem = [nbatch, nq, nk, hidden, lens](QT const& qq, KT const& kk, T const* wp,
+                                                     std::vector<index_t> const& q_off,
+                                                     std::vector<index_t> const& k_off) {
+    backends::cpu::additive_problem<T> p;
+    p.batch = nbatch;
+    p.queries = nq;
+    p.kv = nk;
+    p.hidden = hidden;
+    p.q = fused_operand<Queries>(qq, static_cast<T const*>(qq.data()), q_off);
+    p.k = fused_operand<KV>(kk, static_cast<T const*>(kk.data()), k_off);
+    p.w = wp;
+    p.lens = lens->empty() ? nullptr : lens->data();
+    return p;
+  };
+  {
+    auto const q_off = fused_batch_offsets<batch>(q, bext);
+    auto const k_off = fused_batch_offsets<batch>(k, bext);
+    backends::cpu::additive_scores_forward<T>(make_problem(q, k, wd.data(), q_off, k_off), out.data());
+  }
+  if (autograd::should_record(q_in, k_in, w)) {
+    auto rule = [q_in, k_in, w, q, k, wd, bext, make_problem](scores_t const& g) {
+      auto const gd = g.contiguous();
+      QT dq(uninitialized, q.extents());
+      KT dk(k.extents());  // zeros: the kernel adds into them
+      WT dw(uninitialized, wd.extents());
+      auto const q_off = fused_batch_offsets<batch>(q, bext);
+      auto const k_off = fused_batch_offsets<batch>(k, bext);
+      auto const dq_off = fused_batch_offsets<batch>(dq, bext);
+      auto const dk_off = fused_batch_offsets<batch>(dk, bext);
+      backends::cpu::additive_scores_backward<T>(make_problem(q, k, wd.data(), q_off, k_off), gd.data(),
+                                                 fused_operand<Queries>(dq, dq.data(), dq_off),
+                                                 fused_operand<KV>(dk, dk.data(), dk_off), dw.data());
+      autograd::propagate(q_in, dq);
+      autograd::propagate(k_in, dk);
+      autograd::propagate(w, dw);
+    };
+    autograd::record("additive_scores", out, std::move(rule), q_in, k_in, w);
+  }
+  return out;
+}
+
 }  // namespace dimtensor::nn::detail

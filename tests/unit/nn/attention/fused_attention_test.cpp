@@ -5,13 +5,17 @@
 // through them), for 1-D, 2-D, typed, optional and no lengths, rows of
 // length 0, several query blocks, the named multi-head layout read in place
 // and strided operands; finite differences in double; the weights computed
-// when asked for; which operands the fused path takes.
+// when asked for; which operands the fused path takes.  Additive attention's
+// fused scores (no [Queries, KV, Hidden] features) against its unfused path,
+// and by finite differences.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstdint>
 #include <optional>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/nn/attention.hpp>
@@ -257,6 +261,123 @@ TEST_CASE("fused attention: dropout on keeps the unfused path, dropout off in tr
   auto const out = with_dropout(q, k, v, lens);
   // Dropout zeroes or doubles each weight: the output differs from the plain one.
   CHECK(max_diff(out, unfused(q, k, v, lens)) > 1e-3);
+}
+
+}  // namespace fused_attention_test
+
+namespace fused_attention_test {
+
+DIMTENSOR_DIM(QueryFeat);
+DIMTENSOR_DIM(KeyFeat);
+DIMTENSOR_DIM(Hidden);
+
+using additive_plan_3d =
+    dt::nn::detail::fused_additive_plan<Queries, KVPairs, Hidden, dt::tensor<float, Batch, Queries, Hidden>::specs,
+                                        dt::tensor<float, Batch, KVPairs, Hidden>::specs>;
+using additive_plan_time_first =
+    dt::nn::detail::fused_additive_plan<Queries, KVPairs, Hidden, dt::tensor<float, Queries, Batch, Hidden>::specs,
+                                        dt::tensor<float, KVPairs, Batch, Hidden>::specs>;
+static_assert(additive_plan_3d::ok);
+static_assert(!additive_plan_time_first::ok);  // the unfused path takes these
+
+/// Additive attention's unfused path, written out: the features, w_v, masked_softmax, the weighted sum.
+template <class M, class Q, class K, class V, class... L>
+auto additive_unfused(M& attention, Q const& q, K const& k, V const& v, L const&... lens) {
+  auto const features =
+      dt::tanh(dt::unsqueeze<KVPairs, 2>(attention.W_q(q)) + dt::unsqueeze<Queries, 1>(attention.W_k(k)));
+  auto const scores = dt::squeeze<dt::nn::Score>(attention.w_v(features));
+  return dt::contract<KVPairs>(dt::masked_softmax<KVPairs>(scores, lens...), v);
+}
+
+TEMPLATE_TEST_CASE("fused additive scores: the unfused path's output and gradients", "[nn][attention][fused]", float,
+                   double) {
+  using T = TestType;
+  double const tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+  dt::generator gen(13);
+  index_t const b = 3, nq = 21, nk = 37, qf = 6, kf = 5, dv = 4;
+  auto q = dt::randn<T>(gen, Batch(b), Queries(nq), QueryFeat(qf));
+  auto k = dt::randn<T>(gen, Batch(b), KVPairs(nk), KeyFeat(kf));
+  auto v = dt::randn<T>(gen, Batch(b), KVPairs(nk), ValueFeat(dv));
+  auto const g = dt::randn<T>(gen, Batch(b), Queries(nq), ValueFeat(dv));
+  dt::nn::additive_attention<Queries, KVPairs, QueryFeat, KeyFeat, Hidden, T> attention(KeyFeat(kf), QueryFeat(qf),
+                                                                                        Hidden(9), 0.0, gen);
+  dt::lengths<KVPairs, Batch> const lens_1d{0, 17, 37};
+  auto const lens_2d = dt::randint<std::int64_t>(gen, 0, nk + 1, Batch(b), Queries(nq));
+  auto check = [&](auto const&... lens) {
+    q.requires_grad_();
+    k.requires_grad_();
+    v.requires_grad_();
+    auto const out = attention(q, k, v, lens...);
+    auto const reference = additive_unfused(attention, q, k, v, lens...);
+    CHECK(max_diff(out, reference) <= tol);
+    // The kept weights are the masked softmax of the fused scores.
+    CHECK(max_diff(attention.template attention_weights<Batch, Queries, KVPairs>(),
+                   dt::masked_softmax<KVPairs>(
+                       dt::squeeze<dt::nn::Score>(attention.w_v(dt::tanh(dt::unsqueeze<KVPairs, 2>(attention.W_q(q)) +
+                                                                         dt::unsqueeze<Queries, 1>(attention.W_k(k))))),
+                       lens...)) <= tol);
+    auto grads = [&] {
+      return std::tuple(q.grad().clone(), k.grad().clone(), v.grad().clone(), attention.W_q.weight.grad().clone(),
+                        attention.W_k.weight.grad().clone(), attention.w_v.weight.grad().clone());
+    };
+    auto zero = [&] {
+      q.zero_grad();
+      k.zero_grad();
+      v.zero_grad();
+      attention.for_each_parameter([](auto const&, auto& p) { p.zero_grad(); });
+    };
+    zero();
+    dt::sum(out * g).backward();
+    auto const fused = grads();
+    zero();
+    dt::sum(reference * g).backward();
+    auto const unfused = grads();
+    zero();
+    CHECK(max_diff(std::get<0>(fused), std::get<0>(unfused)) <= tol);
+    CHECK(max_diff(std::get<1>(fused), std::get<1>(unfused)) <= tol);
+    CHECK(max_diff(std::get<2>(fused), std::get<2>(unfused)) <= tol);
+    CHECK(max_diff(std::get<3>(fused), std::get<3>(unfused)) <= tol);
+    CHECK(max_diff(std::get<4>(fused), std::get<4>(unfused)) <= tol);
+    // w_v's gradient sums over every (query, key, hidden): relative to its size.
+    CHECK(max_diff(std::get<5>(fused), std::get<5>(unfused)) <=
+          tol * std::max(1.0, static_cast<double>(dt::max(dt::abs(std::get<5>(unfused))).item())));
+  };
+  SECTION("1-D lengths with rows of length 0") { check(lens_1d); }
+  SECTION("2-D lengths") { check(lens_2d); }
+  SECTION("no lengths") { check(); }
+}
+
+TEST_CASE("fused additive scores: finite differences (double)", "[nn][attention][fused]") {
+  dt::generator gen(17);
+  auto q = dt::randn<double>(gen, Batch(2), Queries(3), QueryFeat(2)).requires_grad_();
+  auto k = dt::randn<double>(gen, Batch(2), KVPairs(4), KeyFeat(3)).requires_grad_();
+  auto const v = dt::randn<double>(gen, Batch(2), KVPairs(4), ValueFeat(2));
+  auto const g = dt::randn<double>(gen, Batch(2), Queries(3), ValueFeat(2));
+  dt::lengths<KVPairs, Batch, Queries> const lens{{2, 4, 0}, {1, 3, 4}};
+  dt::nn::additive_attention<Queries, KVPairs, QueryFeat, KeyFeat, Hidden, double> attention(KeyFeat(3), QueryFeat(2),
+                                                                                             Hidden(5), 0.0, gen);
+  auto loss = [&] {
+    dt::autograd::no_grad const no_grad;
+    return dt::sum(attention(q, k, v, lens) * g).item();
+  };
+  dt::sum(attention(q, k, v, lens) * g).backward();
+  double const h = 1e-6;
+  auto probe = [&](auto& x, auto const& analytic_grad) {
+    auto const analytic = analytic_grad.contiguous();
+    for (index_t i = 0; i < x.size(); ++i) {
+      double* p = x.data() + i;
+      double const keep = *p;
+      *p = keep + h;
+      double const up = loss();
+      *p = keep - h;
+      double const down = loss();
+      *p = keep;
+      CHECK(analytic.data()[i] == Approx((up - down) / (2 * h)).margin(1e-7));
+    }
+  };
+  probe(q, q.grad());
+  probe(k, k.grad());
+  probe(attention.w_v.weight, attention.w_v.weight.grad());
 }
 
 }  // namespace fused_attention_test

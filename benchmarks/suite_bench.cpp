@@ -57,6 +57,8 @@ DIMTENSOR_DIM(Queries);
 DIMTENSOR_DIM(KVPairs);
 DIMTENSOR_DIM(Feat);
 DIMTENSOR_DIM(ValueFeat);
+DIMTENSOR_DIM(KeyFeat);
+DIMTENSOR_DIM(Hidden);
 
 using lens1_t = dt::lengths<KVPairs, Batch>;
 using lens2_t = dt::lengths<KVPairs, Batch, Queries>;
@@ -178,6 +180,194 @@ void dimtensor_sweep(benchmark::State& state) {
                                                        benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// ---------------------------------------------------------------------------
+// Multi-head attention, B16 · L512 · 8 heads × 64: queries X, keys = values Y,
+// 1-D lengths; the named form and d2l's (transpose_qkv).
+struct mha_inputs {
+  static constexpr dt::index_t batch = 16, length = 512, hidden = 512, heads = 8;
+  dt::generator gen{17};
+  dt::tensor<float, Batch, Queries, Hidden> x = dt::randn<float>(gen, Batch(batch), Queries(length), Hidden(hidden));
+  dt::tensor<float, Batch, KVPairs, Hidden> y = dt::randn<float>(gen, Batch(batch), KVPairs(length), Hidden(hidden));
+  dt::tensor<float, Batch, Queries, Hidden> g = dt::randn<float>(gen, Batch(batch), Queries(length), Hidden(hidden));
+  lens1_t lens = dt::lengths_of<KVPairs>(dt::randint<std::int64_t>(gen, 1, length + 1, Batch(batch)));
+  dt::nn::multi_head_attention<Queries, KVPairs, Hidden> attention{
+      Hidden(hidden), Hidden(hidden), Hidden(hidden), Hidden(hidden), dt::nn::Heads(heads), 0.0, false, gen};
+  mha_inputs() { attention.eval(); }
+  static mha_inputs& get() {
+    static mha_inputs in;
+    return in;
+  }
+};
+
+template <bool D2l>
+auto mha_forward(mha_inputs& in, dt::tensor<float, Batch, Queries, Hidden> const& x,
+                 dt::tensor<float, Batch, KVPairs, Hidden> const& y) {
+  if constexpr (D2l) {
+    return dt::eval(in.attention.forward_d2l(x, y, y, in.lens));
+  } else {
+    return dt::eval(in.attention(x, y, y, in.lens));
+  }
+}
+
+template <bool D2l>
+void mha_fwd(benchmark::State& state) {
+  dt::autograd::no_grad const no_grad;
+  auto& in = mha_inputs::get();
+  for (auto _ : state) benchmark::DoNotOptimize(mha_forward<D2l>(in, in.x, in.y).data());
+}
+
+template <bool D2l>
+void mha_fwdbwd(benchmark::State& state) {
+  auto& in = mha_inputs::get();
+  auto x = in.x.clone().requires_grad_();
+  auto y = in.y.clone().requires_grad_();
+  for (auto _ : state) {
+    x.zero_grad();
+    y.zero_grad();
+    in.attention.for_each_parameter([](auto const&, auto& p) { p.zero_grad(); });
+    mha_forward<D2l>(in, x, y).backward(in.g);
+    benchmark::DoNotOptimize(x.grad().data());
+  }
+}
+
+void dimtensor_mha_fwd(benchmark::State& s) { mha_fwd<false>(s); }
+void dimtensor_mha_fwd_d2l(benchmark::State& s) { mha_fwd<true>(s); }
+void dimtensor_mha_fwdbwd(benchmark::State& s) { mha_fwdbwd<false>(s); }
+void dimtensor_mha_fwdbwd_d2l(benchmark::State& s) { mha_fwdbwd<true>(s); }
+
+// ---------------------------------------------------------------------------
+// Additive attention, B16 · Q256 · K256, features 64, hidden 128, 1-D lengths.
+struct additive_inputs {
+  static constexpr dt::index_t batch = 16, queries = 256, kv = 256, features = 64, hidden = 128;
+  dt::generator gen{19};
+  dt::tensor<float, Batch, Queries, Feat> q = dt::randn<float>(gen, Batch(batch), Queries(queries), Feat(features));
+  dt::tensor<float, Batch, KVPairs, KeyFeat> k = dt::randn<float>(gen, Batch(batch), KVPairs(kv), KeyFeat(features));
+  dt::tensor<float, Batch, KVPairs, ValueFeat> v =
+      dt::randn<float>(gen, Batch(batch), KVPairs(kv), ValueFeat(features));
+  dt::tensor<float, Batch, Queries, ValueFeat> g =
+      dt::randn<float>(gen, Batch(batch), Queries(queries), ValueFeat(features));
+  lens1_t lens = dt::lengths_of<KVPairs>(dt::randint<std::int64_t>(gen, 1, kv + 1, Batch(batch)));
+  dt::nn::additive_attention<Queries, KVPairs, Feat, KeyFeat, Hidden> attention{KeyFeat(features), Feat(features),
+                                                                                Hidden(hidden), 0.0, gen};
+  additive_inputs() { attention.eval(); }
+  static additive_inputs& get() {
+    static additive_inputs in;
+    return in;
+  }
+};
+
+void dimtensor_additive_fwd(benchmark::State& state) {
+  dt::autograd::no_grad const no_grad;
+  auto& in = additive_inputs::get();
+  for (auto _ : state) benchmark::DoNotOptimize(in.attention(in.q, in.k, in.v, in.lens).data());
+}
+
+void dimtensor_additive_fwdbwd(benchmark::State& state) {
+  auto& in = additive_inputs::get();
+  auto q = in.q.clone().requires_grad_();
+  auto k = in.k.clone().requires_grad_();
+  auto v = in.v.clone().requires_grad_();
+  for (auto _ : state) {
+    q.zero_grad();
+    k.zero_grad();
+    v.zero_grad();
+    in.attention.for_each_parameter([](auto const&, auto& p) { p.zero_grad(); });
+    dt::eval(in.attention(q, k, v, in.lens)).backward(in.g);
+    benchmark::DoNotOptimize(q.grad().data());
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Nadaraya–Watson (d2l's NWKernelRegression.forward, a learned width w):
+// 50 test points, keys and values tiled [Test, Train] as d2l tiles them.
+DIMTENSOR_DIM(Test);
+DIMTENSOR_DIM(Train);
+struct nw_inputs {
+  dt::tensor<float, Test> x_test;
+  dt::tensor<float, Test, Train> keys, values;
+  dt::tensor<float> w;
+  explicit nw_inputs(dt::index_t n_train) {
+    dt::generator gen{static_cast<std::uint64_t>(n_train)};
+    auto const x_train = dt::rand<float>(gen, Train(n_train)) * 5.0f;
+    auto const y_train = dt::eval(2.0f * dt::sin(x_train) + dt::pow(x_train, 0.8f));
+    x_test = dt::arange<float, Test>(0.0, 5.0, 0.1);
+    keys = dt::eval(dt::zeros<float>(Test(50), Train(n_train)) + x_train);
+    values = dt::eval(dt::zeros<float>(Test(50), Train(n_train)) + y_train);
+    w = dt::full<float>(1.3f);
+  }
+  static nw_inputs& get(dt::index_t n_train) {
+    static nw_inputs small(50), large(4096);
+    return n_train == 50 ? small : large;
+  }
+};
+
+void nw(benchmark::State& state, dt::index_t n_train) {
+  dt::autograd::no_grad const no_grad;
+  auto& in = nw_inputs::get(n_train);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(dt::nn::nadaraya_watson<Train>(in.x_test, in.keys, in.values, in.w).data());
+}
+void dimtensor_nw_50(benchmark::State& s) { nw(s, 50); }
+void dimtensor_nw_4096(benchmark::State& s) { nw(s, 4096); }
+
+// ---------------------------------------------------------------------------
+// The book's toy sizes: per-call overhead.
+struct toy_inputs {
+  dt::generator gen{23};
+  // masked_softmax(torch.rand(2, 2, 4), torch.tensor([2, 3]))
+  dt::tensor<float, Batch, Queries, KVPairs> scores = dt::rand<float>(gen, Batch(2), Queries(2), KVPairs(4));
+  lens1_t lens{2, 3};
+  lens1_t lens_kv{2, 6};
+  // AdditiveAttention(key_size=2, query_size=20, num_hiddens=8): queries (2, 1, 20), keys ones (2, 10, 2),
+  // values arange(40) (2, 10, 4).
+  dt::tensor<float, Batch, Queries, Feat> add_q = dt::randn<float>(gen, Batch(2), Queries(1), Feat(20));
+  dt::tensor<float, Batch, KVPairs, KeyFeat> add_k = dt::ones<float>(Batch(2), KVPairs(10), KeyFeat(2));
+  dt::tensor<float, Batch, KVPairs, ValueFeat> values =
+      dt::eval(dt::zeros<float>(Batch(2), KVPairs(10), ValueFeat(4)) +
+               (dt::unsqueeze<ValueFeat, 1>(4.0f * dt::arange<float>(KVPairs(10))) + dt::arange<float>(ValueFeat(4))));
+  dt::nn::additive_attention<Queries, KVPairs, Feat, KeyFeat, Hidden> additive{KeyFeat(2), Feat(20), Hidden(8), 0.1,
+                                                                               gen};
+  // DotProductAttention: queries (2, 1, 2), keys ones (2, 10, 2).
+  dt::tensor<float, Batch, Queries, KeyFeat> dot_q = dt::randn<float>(gen, Batch(2), Queries(1), KeyFeat(2));
+  dt::nn::dot_product_attention<Queries, KVPairs, KeyFeat> dot{0.5};
+  // MultiHeadAttention(100, 5): X ones (2, 4, 100), Y ones (2, 6, 100), valid_lens [3, 2].
+  dt::tensor<float, Batch, Queries, Hidden> mha_x = dt::ones<float>(Batch(2), Queries(4), Hidden(100));
+  dt::tensor<float, Batch, KVPairs, Hidden> mha_y = dt::ones<float>(Batch(2), KVPairs(6), Hidden(100));
+  lens1_t mha_lens{3, 2};
+  dt::nn::multi_head_attention<Queries, KVPairs, Hidden> mha{Hidden(100),      Hidden(100), Hidden(100), Hidden(100),
+                                                             dt::nn::Heads(5), 0.5,         false,       gen};
+  toy_inputs() {
+    additive.eval();
+    dot.eval();
+    mha.eval();
+  }
+  static toy_inputs& get() {
+    static toy_inputs in;
+    return in;
+  }
+};
+
+void dimtensor_toy_masked_softmax(benchmark::State& state) {
+  dt::autograd::no_grad const no_grad;
+  auto& in = toy_inputs::get();
+  for (auto _ : state) benchmark::DoNotOptimize(dt::masked_softmax<KVPairs>(in.scores, in.lens).data());
+}
+void dimtensor_toy_additive(benchmark::State& state) {
+  dt::autograd::no_grad const no_grad;
+  auto& in = toy_inputs::get();
+  for (auto _ : state) benchmark::DoNotOptimize(in.additive(in.add_q, in.add_k, in.values, in.lens_kv).data());
+}
+void dimtensor_toy_dot(benchmark::State& state) {
+  dt::autograd::no_grad const no_grad;
+  auto& in = toy_inputs::get();
+  for (auto _ : state) benchmark::DoNotOptimize(in.dot(in.dot_q, in.add_k, in.values, in.lens_kv).data());
+}
+void dimtensor_toy_mha(benchmark::State& state) {
+  dt::autograd::no_grad const no_grad;
+  auto& in = toy_inputs::get();
+  for (auto _ : state) benchmark::DoNotOptimize(dt::eval(in.mha(in.mha_x, in.mha_y, in.mha_y, in.mha_lens)).data());
+}
+
 #if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
 void blas_sgemm(benchmark::State& state) {
   int const n = 1024;
@@ -236,6 +426,46 @@ void libtorch_dot_fwd_1d(benchmark::State& s) { torch_fwd(s, torch_inputs::get()
 void libtorch_dot_fwd_2d(benchmark::State& s) { torch_fwd(s, torch_inputs::get().lens2); }
 void libtorch_dot_fwdbwd_1d(benchmark::State& s) { torch_fwdbwd(s, torch_inputs::get().lens1); }
 void libtorch_dot_fwdbwd_2d(benchmark::State& s) { torch_fwdbwd(s, torch_inputs::get().lens2); }
+// d2l's AdditiveAttention.forward in libtorch, eval mode.
+struct torch_additive {
+  torch::Tensor q, k, v, g, lens, w_q, w_k, w_v;
+  torch_additive() {
+    auto& in = additive_inputs::get();
+    q = dimtensor_bench::to_torch(in.q);
+    k = dimtensor_bench::to_torch(in.k);
+    v = dimtensor_bench::to_torch(in.v);
+    g = dimtensor_bench::to_torch(in.g);
+    lens = dimtensor_bench::to_torch(in.lens);
+    w_q = dimtensor_bench::to_torch(in.attention.W_q.weight);
+    w_k = dimtensor_bench::to_torch(in.attention.W_k.weight);
+    w_v = dimtensor_bench::to_torch(in.attention.w_v.weight);
+  }
+  torch::Tensor forward(torch::Tensor const& qq, torch::Tensor const& kk, torch::Tensor const& vv) const {
+    auto const features = torch::tanh(torch::linear(qq, w_q).unsqueeze(2) + torch::linear(kk, w_k).unsqueeze(1));
+    auto const scores = torch::linear(features, w_v).squeeze(-1);
+    return torch::bmm(dimtensor_bench::masked_softmax(scores, lens), vv);
+  }
+  static torch_additive& get() {
+    static torch_additive in;
+    return in;
+  }
+};
+void libtorch_additive_fwd(benchmark::State& state) {
+  torch::NoGradGuard const no_grad;
+  auto& in = torch_additive::get();
+  for (auto _ : state) benchmark::DoNotOptimize(in.forward(in.q, in.k, in.v).data_ptr());
+}
+void libtorch_additive_fwdbwd(benchmark::State& state) {
+  auto& in = torch_additive::get();
+  auto q = in.q.clone().requires_grad_(), k = in.k.clone().requires_grad_(), v = in.v.clone().requires_grad_();
+  for (auto* w : {&in.w_q, &in.w_k, &in.w_v}) w->requires_grad_();
+  for (auto _ : state) {
+    for (auto* t : {&q, &k, &v, &in.w_q, &in.w_k, &in.w_v}) t->mutable_grad() = torch::Tensor();
+    in.forward(q, k, v).backward(in.g);
+    benchmark::DoNotOptimize(q.grad().data_ptr());
+  }
+  for (auto* w : {&in.w_q, &in.w_k, &in.w_v}) w->requires_grad_(false);
+}
 void libtorch_masked_softmax(benchmark::State& state) {
   torch::NoGradGuard const no_grad;
   auto& in = torch_inputs::get();
@@ -254,7 +484,7 @@ bool results_agree() {
   auto& in = inputs::get();
   auto& tin = torch_inputs::get();
   auto const worst = [](auto const& mine, torch::Tensor const& theirs) {
-    return (dimtensor_bench::to_torch(mine) - theirs).abs().max().item<double>();
+    return (dimtensor_bench::to_torch(mine) - theirs).abs().max().template item<double>();
   };
   return dimtensor_bench::agrees(
              "dot_fwd_1d",
@@ -282,6 +512,35 @@ void write_inputs(std::filesystem::path const& dir) {
   dt::save_npy(dir / "scores_lens.npy", in.scores_lens);
   dt::save_npy(dir / "out_1d.npy", forward(in.lens1));
   dt::save_npy(dir / "out_2d.npy", forward(in.lens2));
+  auto& mha = mha_inputs::get();
+  dt::save_npy(dir / "mha_x.npy", mha.x);
+  dt::save_npy(dir / "mha_y.npy", mha.y);
+  dt::save_npy(dir / "mha_g.npy", mha.g);
+  dt::save_npy(dir / "mha_lens.npy", mha.lens);
+  dt::save_npy(dir / "mha_w_q.npy", mha.attention.W_q.weight);
+  dt::save_npy(dir / "mha_w_k.npy", mha.attention.W_k.weight);
+  dt::save_npy(dir / "mha_w_v.npy", mha.attention.W_v.weight);
+  dt::save_npy(dir / "mha_w_o.npy", mha.attention.W_o.weight);
+  dt::save_npy(dir / "mha_out.npy", mha_forward<false>(mha, mha.x, mha.y));
+  auto& add = additive_inputs::get();
+  dt::save_npy(dir / "add_q.npy", add.q);
+  dt::save_npy(dir / "add_k.npy", add.k);
+  dt::save_npy(dir / "add_v.npy", add.v);
+  dt::save_npy(dir / "add_g.npy", add.g);
+  dt::save_npy(dir / "add_lens.npy", add.lens);
+  dt::save_npy(dir / "add_w_q.npy", add.attention.W_q.weight);
+  dt::save_npy(dir / "add_w_k.npy", add.attention.W_k.weight);
+  dt::save_npy(dir / "add_w_v.npy", add.attention.w_v.weight);
+  dt::save_npy(dir / "add_out.npy", add.attention(add.q, add.k, add.v, add.lens));
+  for (dt::index_t n : {50, 4096}) {
+    auto& nwi = nw_inputs::get(n);
+    std::string const tag = std::to_string(n);
+    dt::save_npy(dir / ("nw_" + tag + "_x_test.npy"), nwi.x_test);
+    dt::save_npy(dir / ("nw_" + tag + "_keys.npy"), nwi.keys);
+    dt::save_npy(dir / ("nw_" + tag + "_values.npy"), nwi.values);
+    dt::save_npy(dir / ("nw_" + tag + "_out.npy"),
+                 dt::nn::nadaraya_watson<Train>(nwi.x_test, nwi.keys, nwi.values, nwi.w));
+  }
 }
 
 long status_kb(char const* field) {
@@ -303,6 +562,24 @@ bool measure_memory(std::string const& name) {
     run = [&] { benchmark::DoNotOptimize(forward(in.lens1).data()); };
   } else if (name == "dot_fwd_2d") {
     run = [&] { benchmark::DoNotOptimize(forward(in.lens2).data()); };
+  } else if (name == "mha_fwd" || name == "mha_fwd_d2l") {
+    auto& mha = mha_inputs::get();
+    bool const d2l = name == "mha_fwd_d2l";
+    run = [&mha, d2l] {
+      benchmark::DoNotOptimize(d2l ? mha_forward<true>(mha, mha.x, mha.y).data()
+                                   : mha_forward<false>(mha, mha.x, mha.y).data());
+    };
+  } else if (name == "additive_fwd") {
+    auto& add = additive_inputs::get();
+    run = [&add] { benchmark::DoNotOptimize(add.attention(add.q, add.k, add.v, add.lens).data()); };
+#if DIMTENSOR_HAVE_LIBTORCH
+  } else if (name == "libtorch_additive_fwd") {
+    auto& add = torch_additive::get();
+    run = [&add] {
+      torch::NoGradGuard const torch_no_grad;
+      benchmark::DoNotOptimize(add.forward(add.q, add.k, add.v).data_ptr());
+    };
+#endif
   } else if (name == "masked_softmax") {
     run = [&] { benchmark::DoNotOptimize(dt::masked_softmax<KVPairs>(in.scores, in.scores_lens).data()); };
   } else if (name.rfind("sweep/", 0) == 0) {
@@ -331,7 +608,7 @@ int main(int argc, char** argv) {
       dt::set_num_threads(std::atoi(env));
     }
     if (!measure_memory(name)) {
-      std::fprintf(stderr, "sdpa_bench: no memory case named %s\n", name);
+      std::fprintf(stderr, "suite_bench: no memory case named %s\n", name);
       return 1;
     }
     return 0;
@@ -348,6 +625,18 @@ int main(int argc, char** argv) {
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
   }
+  dimtensor_bench::register_timed("dimtensor/mha_fwd", dimtensor_mha_fwd);
+  dimtensor_bench::register_timed("dimtensor/mha_fwd_d2l", dimtensor_mha_fwd_d2l);
+  dimtensor_bench::register_timed("dimtensor/mha_fwdbwd", dimtensor_mha_fwdbwd);
+  dimtensor_bench::register_timed("dimtensor/mha_fwdbwd_d2l", dimtensor_mha_fwdbwd_d2l);
+  dimtensor_bench::register_timed("dimtensor/additive_fwd", dimtensor_additive_fwd);
+  dimtensor_bench::register_timed("dimtensor/additive_fwdbwd", dimtensor_additive_fwdbwd);
+  dimtensor_bench::register_timed("dimtensor/nw_50", dimtensor_nw_50);
+  dimtensor_bench::register_timed("dimtensor/nw_4096", dimtensor_nw_4096);
+  dimtensor_bench::register_timed("dimtensor/toy_masked_softmax", dimtensor_toy_masked_softmax);
+  dimtensor_bench::register_timed("dimtensor/toy_additive", dimtensor_toy_additive);
+  dimtensor_bench::register_timed("dimtensor/toy_dot", dimtensor_toy_dot);
+  dimtensor_bench::register_timed("dimtensor/toy_mha", dimtensor_toy_mha);
 #if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
   dimtensor_bench::register_timed("blas/sgemm", blas_sgemm);
 #endif
@@ -357,6 +646,8 @@ int main(int argc, char** argv) {
   dimtensor_bench::register_timed("libtorch/dot_fwdbwd_1d", libtorch_dot_fwdbwd_1d);
   dimtensor_bench::register_timed("libtorch/dot_fwdbwd_2d", libtorch_dot_fwdbwd_2d);
   dimtensor_bench::register_timed("libtorch/masked_softmax", libtorch_masked_softmax);
+  dimtensor_bench::register_timed("libtorch/additive_fwd", libtorch_additive_fwd);
+  dimtensor_bench::register_timed("libtorch/additive_fwdbwd", libtorch_additive_fwdbwd);
 #endif
   return dimtensor_bench::run_main(argc, argv, results_agree);
 }
