@@ -5,8 +5,8 @@
 ///
 /// Below the typed shell, most of what a model compiles depends only on the
 /// backend and the element type: the kernels (softmax, reductions, GEMM,
-/// gathers, strided copies), the gradient buffers, the elementwise program's
-/// interpreter, the nodes of views, contractions and line operations, and
+/// gathers, strided copies, fused attention), the gradient buffers, the
+/// elementwise program's interpreter, the nodes of views, contractions and line operations, and
 /// the GRU's passes and back-propagation through time.
 /// Every program that uses `cpu` with float or double needs the same
 /// functions; this header declares them as explicit instantiations
@@ -30,6 +30,7 @@
 
 #include <dimtensor/autograd/program.hpp>
 #include <dimtensor/backends/cpu.hpp>
+#include <dimtensor/backends/cpu/attention.hpp>
 #include <dimtensor/config.hpp>
 #include <dimtensor/nn/gru.hpp>
 #include <dimtensor/nn/loss.hpp>
@@ -130,7 +131,17 @@
       nn::detail::gru_weights<T, cpu> const&, nn::detail::gru_input<T, cpu> const&,                              \
       std::shared_ptr<autograd::tensor_state>, std::optional<nn::detail::gru_state<T, cpu>> const&,              \
       std::shared_ptr<autograd::tensor_state>, index_t, bool);                                                   \
-  how class nn::detail::gru_final_node<T, cpu>;
+  how class nn::detail::gru_final_node<T, cpu>;                                                                  \
+  how void backends::cpu::attention_forward<T>(backends::cpu::attention_problem<T> const&,                        \
+                                               backends::cpu::attention_operand<T> const&, T*, T*);              \
+  how void backends::cpu::attention_backward<T>(                                                                 \
+      backends::cpu::attention_problem<T> const&, T const*, T const*,                                            \
+      backends::cpu::attention_operand<T const> const&, backends::cpu::attention_operand<T> const&,              \
+      backends::cpu::attention_operand<T> const&, backends::cpu::attention_operand<T> const&);                   \
+  how void backends::cpu::additive_scores_forward<T>(backends::cpu::additive_problem<T> const&, T*);             \
+  how void backends::cpu::additive_scores_backward<T>(backends::cpu::additive_problem<T> const&, T const*,       \
+                                                      backends::cpu::attention_operand<T> const&,                \
+                                                      backends::cpu::attention_operand<T> const&, T*);
 /// @endcond
 
 namespace dimtensor {

@@ -22,7 +22,10 @@
 /// one BLAS product into a per-thread buffer of block × KV elements, turned
 /// into softmax numerators in place (a sweep for the maximum, one for the
 /// vectorized exp and the sum), multiplied by the values into the output
-/// rows, which are then divided by the sums.  Extra memory is the
+/// rows, which are then divided by the sums.  With 2-D lengths an entry's
+/// rows are taken longest first (copied into the block and back), so that
+/// a block's rows have lengths alike and its products stop near each row's
+/// own length.  Extra memory is the
 /// per-thread buffer and two numbers per query row (the row's maximum and
 /// 1 / sum, kept for the backward pass): linear in the lengths.  Threads
 /// share out the (batch entry, query block) pairs; the BLAS runs on one
@@ -46,6 +49,7 @@
 #include <cmath>
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <dimtensor/backends/cpu/gemm.hpp>
@@ -217,47 +221,94 @@ void attention_weights_again(T* s, index_t ld, index_t rows, index_t width, inde
 
 }  // namespace detail
 
+namespace detail {
+
+/// @brief The query rows of each batch entry in the order the kernels take
+/// them, [batch * queries]: longest valid length first, when the lengths
+/// differ within an entry (2-D lengths), so that a block's rows have
+/// lengths alike and its products stop near each row's own length; empty
+/// when every entry's rows share one length (they are taken in place).
+template <class T>
+std::vector<index_t> attention_row_order(attention_problem<T> const& p) {
+  if (p.lens == nullptr) return {};
+  bool varies = false;
+  for (index_t b = 0; b < p.batch && !varies; ++b) {
+    for (index_t i = 1; i < p.queries && !varies; ++i) varies = p.lens[b * p.queries + i] != p.lens[b * p.queries];
+  }
+  if (!varies) return {};
+  std::vector<index_t> order(static_cast<std::size_t>(p.batch * p.queries));
+  for (index_t b = 0; b < p.batch; ++b) {
+    index_t* first = order.data() + b * p.queries;
+    for (index_t i = 0; i < p.queries; ++i) first[i] = i;
+    index_t const* len = p.lens + b * p.queries;
+    std::stable_sort(first, first + p.queries, [len](index_t x, index_t y) { return len[x] > len[y]; });
+  }
+  return order;
+}
+
+/// The rows @p idx (`rows` of them, entry b) of @p x as a matrix: in place
+/// when @p direct (consecutive rows from idx[0]), else copied into @p buf.
+template <class P, class T>
+std::pair<T const*, index_t> attention_gather(attention_operand<P> const& x, index_t b, index_t const* idx,
+                                              index_t rows, index_t width, bool direct, T* buf) {
+  if (direct) return {x.row(b, idx[0]), x.row_stride};
+  for (index_t r = 0; r < rows; ++r) std::copy(x.row(b, idx[r]), x.row(b, idx[r]) + width, buf + r * width);
+  return {buf, width};
+}
+
+}  // namespace detail
+
 /// @brief The fused forward pass: writes the output rows (o, [batch,
 /// queries, dv]) and each query row's softmax statistics (@p row_max and
-/// @p row_inv, [batch * queries] each, for the backward pass; a row of
-/// valid length 0 leaves them unset).
+/// @p row_inv, [batch * queries] each, for the backward pass).
 template <class T>
 void attention_forward(attention_problem<T> const& p, attention_operand<T> const& o, T* row_max, T* row_inv) {
   if (p.batch == 0 || p.queries == 0 || p.dv == 0) return;
   index_t const blocks = (p.queries + attention_block - 1) / attention_block;
   detail::attention_single_threaded_blas();
+  std::vector<index_t> const order = detail::attention_row_order(p);
   index_t const cost = attention_block * std::max<index_t>(p.kv, 1) * (p.d + p.dv);
   parallel_for(p.batch * blocks, cost, [&](index_t begin, index_t end) {
     std::vector<T> scores(static_cast<std::size_t>(attention_block * std::max<index_t>(p.kv, 1)));
+    std::vector<T> qbuf, obuf;
+    if (!order.empty()) {
+      qbuf.resize(static_cast<std::size_t>(attention_block * p.d));
+      obuf.resize(static_cast<std::size_t>(attention_block * p.dv));
+    }
     std::vector<T> mean;  // the mean of an entry's values, for rows of valid length 0
-    index_t len[attention_block];
+    index_t len[attention_block], idx[attention_block];
+    T m[attention_block], inv[attention_block];
     for (index_t t = begin; t < end; ++t) {
       index_t const b = t / blocks;
       index_t const i0 = (t % blocks) * attention_block;
       index_t const rows = std::min(attention_block, p.queries - i0);
+      bool const direct = order.empty();
       index_t width = 0;
       bool any_empty = false;
       for (index_t r = 0; r < rows; ++r) {
-        len[r] = p.length(b, i0 + r);
+        idx[r] = direct ? i0 + r : order[static_cast<std::size_t>(b * p.queries + i0 + r)];
+        len[r] = p.length(b, idx[r]);
         width = std::max(width, len[r]);
         any_empty = any_empty || len[r] == 0;
       }
-      T* out = o.row(b, i0);
+      T* out = direct ? o.row(b, i0) : obuf.data();
+      index_t const ldo = direct ? o.row_stride : p.dv;
       if (width == 0) {
-        for (index_t r = 0; r < rows; ++r) std::fill(out + r * o.row_stride, out + r * o.row_stride + p.dv, T(0));
+        for (index_t r = 0; r < rows; ++r) std::fill(out + r * ldo, out + r * ldo + p.dv, T(0));
       } else {
-        detail::attention_gemm<T>(false, true, rows, width, p.d, p.q.row(b, i0), p.q.row_stride, p.k.row(b, 0),
-                                  p.k.row_stride, T(0), scores.data(), width);
-        detail::attention_softmax_rows<T>(scores.data(), width, rows, width, len, p.scale, row_max + b * p.queries + i0,
-                                          row_inv + b * p.queries + i0);
+        auto const [qa, lda] = detail::attention_gather(p.q, b, idx, rows, p.d, direct, qbuf.data());
+        detail::attention_gemm<T>(false, true, rows, width, p.d, qa, lda, p.k.row(b, 0), p.k.row_stride, T(0),
+                                  scores.data(), width);
+        detail::attention_softmax_rows<T>(scores.data(), width, rows, width, len, p.scale, m, inv);
         detail::attention_gemm<T>(false, false, rows, p.dv, width, scores.data(), width, p.v.row(b, 0), p.v.row_stride,
-                                  T(0), out, o.row_stride);
-        T const* inv = row_inv + b * p.queries + i0;
+                                  T(0), out, ldo);
         for (index_t r = 0; r < rows; ++r) {
-          T* y = out + r * o.row_stride;
+          T* y = out + r * ldo;
           T const c = inv[r];
           DIMTENSOR_SIMD
           for (index_t f = 0; f < p.dv; ++f) y[f] *= c;
+          row_max[b * p.queries + idx[r]] = m[r];
+          row_inv[b * p.queries + idx[r]] = inv[r];
         }
       }
       if (any_empty && p.kv > 0) {
@@ -268,8 +319,11 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
           for (index_t f = 0; f < p.dv; ++f) mean[f] += vj[f] / static_cast<T>(p.kv);
         }
         for (index_t r = 0; r < rows; ++r) {
-          if (len[r] == 0) std::copy(mean.begin(), mean.end(), out + r * o.row_stride);
+          if (len[r] == 0) std::copy(mean.begin(), mean.end(), out + r * ldo);
         }
+      }
+      if (!direct) {
+        for (index_t r = 0; r < rows; ++r) std::copy(out + r * ldo, out + r * ldo + p.dv, o.row(b, idx[r]));
       }
     }
   });
@@ -286,34 +340,46 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
   if (p.batch == 0 || p.queries == 0) return;
   index_t const blocks = (p.queries + attention_block - 1) / attention_block;
   detail::attention_single_threaded_blas();
+  std::vector<index_t> const order = detail::attention_row_order(p);
   index_t const cost = p.queries * std::max<index_t>(p.kv, 1) * (2 * p.d + 2 * p.dv);
   parallel_for(p.batch, cost, [&](index_t begin, index_t end) {
     std::vector<T> weights(static_cast<std::size_t>(attention_block * std::max<index_t>(p.kv, 1)));
     std::vector<T> dweights(weights.size());
-    index_t len[attention_block];
+    std::vector<T> qbuf, gbuf, dqbuf;
+    if (!order.empty()) {
+      qbuf.resize(static_cast<std::size_t>(attention_block * p.d));
+      gbuf.resize(static_cast<std::size_t>(attention_block * p.dv));
+      dqbuf.resize(static_cast<std::size_t>(attention_block * p.d));
+    }
+    index_t len[attention_block], idx[attention_block];
+    T m[attention_block], inv[attention_block];
+    bool const direct = order.empty();
     for (index_t b = begin; b < end; ++b) {
       for (index_t blk = 0; blk < blocks; ++blk) {
         index_t const i0 = blk * attention_block;
         index_t const rows = std::min(attention_block, p.queries - i0);
         index_t width = 0;
         for (index_t r = 0; r < rows; ++r) {
-          len[r] = p.length(b, i0 + r);
+          idx[r] = direct ? i0 + r : order[static_cast<std::size_t>(b * p.queries + i0 + r)];
+          len[r] = p.length(b, idx[r]);
           width = std::max(width, len[r]);
+          m[r] = row_max[b * p.queries + idx[r]];
+          inv[r] = row_inv[b * p.queries + idx[r]];
         }
-        T* dq_rows = dq.row(b, i0);
-        T const* g_rows = g.row(b, i0);
+        T* dq_rows = direct ? dq.row(b, i0) : dqbuf.data();
+        index_t const lddq = direct ? dq.row_stride : p.d;
+        auto const [ga, ldg] = detail::attention_gather(g, b, idx, rows, p.dv, direct, gbuf.data());
         if (width == 0) {
-          for (index_t r = 0; r < rows; ++r)
-            std::fill(dq_rows + r * dq.row_stride, dq_rows + r * dq.row_stride + p.d, T(0));
+          for (index_t r = 0; r < rows; ++r) std::fill(dq_rows + r * lddq, dq_rows + r * lddq + p.d, T(0));
         } else {
           T* const pw = weights.data();
           T* const dpw = dweights.data();
-          detail::attention_gemm<T>(false, true, rows, width, p.d, p.q.row(b, i0), p.q.row_stride, p.k.row(b, 0),
-                                    p.k.row_stride, T(0), pw, width);
-          detail::attention_weights_again<T>(pw, width, rows, width, len, p.scale, row_max + b * p.queries + i0,
-                                             row_inv + b * p.queries + i0);
-          detail::attention_gemm<T>(false, true, rows, width, p.dv, g_rows, g.row_stride, p.v.row(b, 0), p.v.row_stride,
-                                    T(0), dpw, width);
+          auto const [qa, lda] = detail::attention_gather(p.q, b, idx, rows, p.d, direct, qbuf.data());
+          detail::attention_gemm<T>(false, true, rows, width, p.d, qa, lda, p.k.row(b, 0), p.k.row_stride, T(0), pw,
+                                    width);
+          detail::attention_weights_again<T>(pw, width, rows, width, len, p.scale, m, inv);
+          detail::attention_gemm<T>(false, true, rows, width, p.dv, ga, ldg, p.v.row(b, 0), p.v.row_stride, T(0), dpw,
+                                    width);
           for (index_t r = 0; r < rows; ++r) {
             T const* pr = pw + r * width;
             T* dr = dpw + r * width;
@@ -325,19 +391,24 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
             std::fill(dr + l, dr + width, T(0));
           }
           detail::attention_gemm<T>(false, false, rows, p.d, width, dpw, width, p.k.row(b, 0), p.k.row_stride, T(0),
-                                    dq_rows, dq.row_stride);
-          detail::attention_gemm<T>(true, false, width, p.d, rows, dpw, width, p.q.row(b, i0), p.q.row_stride, T(1),
-                                    dk.row(b, 0), dk.row_stride);
-          detail::attention_gemm<T>(true, false, width, p.dv, rows, pw, width, g_rows, g.row_stride, T(1), dv.row(b, 0),
+                                    dq_rows, lddq);
+          detail::attention_gemm<T>(true, false, width, p.d, rows, dpw, width, qa, lda, T(1), dk.row(b, 0),
+                                    dk.row_stride);
+          detail::attention_gemm<T>(true, false, width, p.dv, rows, pw, width, ga, ldg, T(1), dv.row(b, 0),
                                     dv.row_stride);
         }
         // Rows of valid length 0: uniform weights, constant in the scores.
         for (index_t r = 0; r < rows; ++r) {
           if (len[r] != 0) continue;
-          T const* gr = g_rows + r * g.row_stride;
+          T const* gr = ga + r * ldg;
           for (index_t j = 0; j < p.kv; ++j) {
             T* dvj = dv.row(b, j);
             for (index_t f = 0; f < p.dv; ++f) dvj[f] += gr[f] / static_cast<T>(p.kv);
+          }
+        }
+        if (!direct) {
+          for (index_t r = 0; r < rows; ++r) {
+            std::copy(dq_rows + r * lddq, dq_rows + r * lddq + p.d, dq.row(b, idx[r]));
           }
         }
       }
