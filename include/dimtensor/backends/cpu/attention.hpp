@@ -81,10 +81,22 @@ struct attention_operand {
 /// @brief The sizes, inputs and masking of a fused attention problem.
 template <class T>
 struct attention_problem {
-  /// Batch entries, query rows, key rows, query/key features, value features.
-  index_t batch = 0, queries = 0, kv = 0, d = 0, dv = 0;
-  /// The queries [batch, queries, d], keys [batch, kv, d], values [batch, kv, dv].
-  attention_operand<T const> q, k, v;
+  /// Batch entries.
+  index_t batch = 0;
+  /// Query rows per entry.
+  index_t queries = 0;
+  /// Key (and value) rows per entry.
+  index_t kv = 0;
+  /// Features of the queries and keys.
+  index_t d = 0;
+  /// Features of the values.
+  index_t dv = 0;
+  /// The queries, [batch, queries, d].
+  attention_operand<T const> q;
+  /// The keys, [batch, kv, d].
+  attention_operand<T const> k;
+  /// The values, [batch, kv, dv].
+  attention_operand<T const> v;
   /// Row (b, i)'s valid length at `lens[b * queries + i]` (in [0, kv]), or
   /// null: every key is valid.
   index_t const* lens = nullptr;
@@ -429,10 +441,18 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
 /// scores.
 template <class T>
 struct additive_problem {
-  /// Batch entries, query rows, key rows, hidden features.
-  index_t batch = 0, queries = 0, kv = 0, hidden = 0;
-  /// The projected queries [batch, queries, hidden] and keys [batch, kv, hidden].
-  attention_operand<T const> q, k;
+  /// Batch entries.
+  index_t batch = 0;
+  /// Query rows per entry.
+  index_t queries = 0;
+  /// Key rows per entry.
+  index_t kv = 0;
+  /// Hidden features.
+  index_t hidden = 0;
+  /// The projected queries, [batch, queries, hidden].
+  attention_operand<T const> q;
+  /// The projected keys, [batch, kv, hidden].
+  attention_operand<T const> k;
   /// `w_v`'s weight, [hidden].
   T const* w = nullptr;
   /// Row (b, i)'s valid length at `lens[b * queries + i]`, or null: every key.

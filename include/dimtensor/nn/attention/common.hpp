@@ -487,10 +487,11 @@ class attention_base : public module<Derived> {
       return contract<Feat>(qq, kk) / static_cast<T>(std::sqrt(static_cast<double>(d)));
     };
     using weights_t = std::remove_cvref_t<decltype(masked_softmax<KV>(scores_of(q, k), valid_lens...))>;
-    weights_.template set_lazy<weights_t>([scores_of, qq = q.detach(), kk = k.detach(), ... l = valid_lens] {
-      autograd::no_grad const no_grad;
-      return masked_softmax<KV>(scores_of(qq, kk), l...);
-    });
+    weights_.template set_lazy<weights_t>(
+        [scores_of, qq = q.detach(), kk = k.detach(), ... l = detail::kept_lengths(valid_lens)] {
+          autograd::no_grad const no_grad;
+          return masked_softmax<KV>(scores_of(qq, kk), l...);
+        });
     return out;
   }
 

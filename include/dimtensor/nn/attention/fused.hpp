@@ -157,6 +157,18 @@ std::vector<index_t> fused_row_lengths(Probe const& probe, std::optional<L> cons
   return fused_row_lengths<Batch, Queries>(probe, *lens);
 }
 
+/// Valid lengths to keep past the call (the lazily kept weights use them):
+/// an expression evaluated, a tensor's handle, `std::nullopt` or a
+/// `std::optional` as they are.
+template <class L>
+auto kept_lengths(L const& lens) {
+  if constexpr (Expression<L>) {
+    return dimtensor::eval(lens);
+  } else {
+    return lens;
+  }
+}
+
 /// @brief Fused scaled dot-product attention over evaluated operands
 /// @p q, @p k, @p v (a `fused_attention_plan` that is ok), with d2l's
 /// masking by @p valid_lens (none or one, the forms masked_softmax takes):

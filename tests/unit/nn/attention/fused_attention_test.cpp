@@ -127,6 +127,7 @@ TEMPLATE_TEST_CASE("fused attention: the unfused path's output and gradients", "
   SECTION("no lengths") { check(); }
   SECTION("std::nullopt") { check(std::nullopt); }
   SECTION("std::optional, set") { check(std::optional(lens_2d)); }
+  SECTION("lengths given as an expression") { check(lens_2d + std::int64_t{0}); }
 }
 
 TEST_CASE("fused attention: finite differences (double)", "[nn][attention][fused]") {
