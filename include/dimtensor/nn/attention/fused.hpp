@@ -233,9 +233,13 @@ auto fused_attention(QT const& q, KT const& k, VT const& v, L const&... valid_le
 
   index_t nbatch = 1;
   for (index_t e : bext) nbatch *= e;
-  auto const q_off = fused_batch_offsets<batch>(qd, bext);
-  auto const k_off = fused_batch_offsets<batch>(kd, bext);
-  auto const v_off = fused_batch_offsets<batch>(vd, bext);
+  // The operands' batch offsets, kept with the problem for the backward pass.
+  struct offsets {
+    std::vector<index_t> q, k, v;
+  };
+  auto const off = std::make_shared<offsets const>(offsets{fused_batch_offsets<batch>(qd, bext),
+                                                           fused_batch_offsets<batch>(kd, bext),
+                                                           fused_batch_offsets<batch>(vd, bext)});
   auto const o_off = fused_batch_offsets<batch>(out, bext);
 
   backends::cpu::attention_problem<T> p;
@@ -244,9 +248,9 @@ auto fused_attention(QT const& q, KT const& k, VT const& v, L const&... valid_le
   p.kv = nk;
   p.d = d;
   p.dv = dv;
-  p.q = fused_operand<Queries>(qd, static_cast<T const*>(qd.data()), q_off);
-  p.k = fused_operand<KV>(kd, static_cast<T const*>(kd.data()), k_off);
-  p.v = fused_operand<KV>(vd, static_cast<T const*>(vd.data()), v_off);
+  p.q = fused_operand<Queries>(qd, static_cast<T const*>(qd.data()), off->q);
+  p.k = fused_operand<KV>(kd, static_cast<T const*>(kd.data()), off->k);
+  p.v = fused_operand<KV>(vd, static_cast<T const*>(vd.data()), off->v);
   p.lens = lens->empty() ? nullptr : lens->data();
   // d2l divides by math.sqrt(d): a double, rounded to T.
   p.scale = static_cast<T>(std::sqrt(static_cast<double>(d)));
@@ -256,30 +260,17 @@ auto fused_attention(QT const& q, KT const& k, VT const& v, L const&... valid_le
                                       stats->data() + nbatch * nq);
 
   if (autograd::should_record(q, k, v)) {
-    auto rule = [q, k, v, qd, kd, vd, lens, stats, bext, nbatch, nq, nk, d, dv, scale = p.scale](out_t const& g) {
+    // p points into qd, kd, vd, off and lens, which the rule keeps.
+    auto rule = [q, k, v, qd, kd, vd, off, lens, stats, bext, p](out_t const& g) {
       auto const gd = g.contiguous();
       QT dq(uninitialized, qd.extents());
       KT dk(kd.extents());  // zeros: the kernel adds into them
       VT dvv(vd.extents());
-      auto const q_off2 = fused_batch_offsets<batch>(qd, bext);
-      auto const k_off2 = fused_batch_offsets<batch>(kd, bext);
-      auto const v_off2 = fused_batch_offsets<batch>(vd, bext);
       auto const g_off = fused_batch_offsets<batch>(gd, bext);
       auto const dq_off = fused_batch_offsets<batch>(dq, bext);
       auto const dk_off = fused_batch_offsets<batch>(dk, bext);
       auto const dv_off = fused_batch_offsets<batch>(dvv, bext);
-      backends::cpu::attention_problem<T> bp;
-      bp.batch = nbatch;
-      bp.queries = nq;
-      bp.kv = nk;
-      bp.d = d;
-      bp.dv = dv;
-      bp.q = fused_operand<Queries>(qd, static_cast<T const*>(qd.data()), q_off2);
-      bp.k = fused_operand<KV>(kd, static_cast<T const*>(kd.data()), k_off2);
-      bp.v = fused_operand<KV>(vd, static_cast<T const*>(vd.data()), v_off2);
-      bp.lens = lens->empty() ? nullptr : lens->data();
-      bp.scale = scale;
-      backends::cpu::attention_backward<T>(bp, stats->data(), stats->data() + nbatch * nq,
+      backends::cpu::attention_backward<T>(p, stats->data(), stats->data() + p.batch * p.queries,
                                            fused_operand<Queries>(gd, static_cast<T const*>(gd.data()), g_off),
                                            fused_operand<Queries>(dq, dq.data(), dq_off),
                                            fused_operand<KV>(dk, dk.data(), dk_off),
