@@ -116,15 +116,7 @@ void attention_gemm(bool ta, bool tb, index_t m, index_t n, index_t k, T const* 
                     T beta, T* c, index_t ldc) {
 #if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    auto const ta_ = ta ? CblasTrans : CblasNoTrans;
-    auto const tb_ = tb ? CblasTrans : CblasNoTrans;
-    if constexpr (std::is_same_v<T, float>) {
-      cblas_sgemm(CblasRowMajor, ta_, tb_, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
-                  static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
-    } else {
-      cblas_dgemm(CblasRowMajor, ta_, tb_, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a,
-                  static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
-    }
+    blas_gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, beta);
     return;
   }
 #endif
@@ -151,7 +143,7 @@ void attention_gemm(bool ta, bool tb, index_t m, index_t n, index_t k, T const* 
 /// Makes sure the BLAS runs on one thread inside the kernels' own threads.
 inline void attention_single_threaded_blas() {
 #if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
-  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+  single_threaded_blas();
 #endif
 }
 

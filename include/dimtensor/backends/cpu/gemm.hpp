@@ -153,19 +153,26 @@ void gemm_reference(index_t batch, index_t m, index_t n, index_t k, strided_matr
 
 namespace detail {
 
-
+/// C = A·B + beta·C through CBLAS (row-major; A and B transposed when
+/// @p ta / @p tb), float or double.
 template <class T>
 void blas_gemm(bool ta, bool tb, index_t m, index_t n, index_t k, T const* a, index_t lda, T const* b, index_t ldb,
-               T* c, index_t ldc) {
+               T* c, index_t ldc, T beta = T(0)) {
   auto const ta_ = ta ? CblasTrans : CblasNoTrans;
   auto const tb_ = tb ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>) {
     cblas_sgemm(CblasRowMajor, ta_, tb_, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
-                static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f, c, static_cast<int>(ldc));
+                static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
   } else {
     cblas_dgemm(CblasRowMajor, ta_, tb_, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a,
-                static_cast<int>(lda), b, static_cast<int>(ldb), 0.0, c, static_cast<int>(ldc));
+                static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
   }
+}
+
+/// Sets OpenBLAS to one thread (the backend's OpenMP threads share the
+/// products instead; see the file's comment), cheaply when it already is.
+inline void single_threaded_blas() {
+  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
 }
 
 // Copies a batch of rows x cols matrices into a contiguous row-major buffer.
@@ -236,7 +243,7 @@ void gemm_blas(index_t batch, index_t m, index_t n, index_t k, strided_matrix<T 
     b = detail::pack(batch, k, n, b, packed.data() + a_count);
     bv = detail::blas_layout(k, n, b.row_stride, b.col_stride);
   }
-  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+  detail::single_threaded_blas();
   // With fewer products than threads, each is cut into `blocks` pieces:
   // of columns when they are wide enough (every piece then packs the whole
   // of A and its own part of B, measured as fast as OpenBLAS's own threads),

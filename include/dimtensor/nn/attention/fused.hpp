@@ -157,6 +157,13 @@ std::vector<index_t> fused_row_lengths(Probe const& probe, std::optional<L> cons
   return fused_row_lengths<Batch, Queries>(probe, *lens);
 }
 
+/// @p x itself when its last dim is contiguous (what the kernels read
+/// along), else a contiguous copy.
+template <class X>
+X with_dense_rows(X const& x) {
+  return x.strides()[X::rank - 1] == 1 ? x : x.contiguous();
+}
+
 /// Valid lengths to keep past the call (the lazily kept weights use them):
 /// an expression evaluated, a tensor's handle, `std::nullopt` or a
 /// `std::optional` as they are.
@@ -177,9 +184,6 @@ template <class Queries, class KV, class Feat, class QT, class KT, class VT, cla
 auto fused_attention(QT const& q, KT const& k, VT const& v, L const&... valid_lens) {
   using plan = fused_attention_plan<Queries, KV, Feat, typename QT::specs, typename KT::specs, typename VT::specs>;
   static_assert(plan::ok, "dimtensor internal: fused attention on operands it does not take");
-#ifdef FUSED_PROBE
-  std::puts("fused");
-#endif
   using T = typename QT::value_type;
   using Backend = typename QT::backend;
   using batch = typename plan::batch;
@@ -215,12 +219,9 @@ auto fused_attention(QT const& q, KT const& k, VT const& v, L const&... valid_le
   auto lens = std::make_shared<std::vector<index_t> const>(fused_row_lengths<batch, Queries>(probe, valid_lens...));
 
   // Contiguous features for the kernel.
-  auto dense_features = [](auto const& x) {
-    return x.strides()[std::remove_cvref_t<decltype(x)>::rank - 1] == 1 ? x : x.contiguous();
-  };
-  QT const qd = dense_features(q);
-  KT const kd = dense_features(k);
-  VT const vd = dense_features(v);
+  QT const qd = with_dense_rows(q);
+  KT const kd = with_dense_rows(k);
+  VT const vd = with_dense_rows(v);
 
   typename out_t::extents_type oext{};
   {
@@ -321,11 +322,8 @@ auto fused_additive_scores(QT const& q_in, KT const& k_in, WT const& w, L const&
   using dimtensor::detail::index_of_v;
   constexpr std::size_t nb = boost::mp11::mp_size<batch>::value;
 
-  auto dense_rows = [](auto const& x) {
-    return x.strides()[std::remove_cvref_t<decltype(x)>::rank - 1] == 1 ? x : x.contiguous();
-  };
-  QT const q = dense_rows(q_in);
-  KT const k = dense_rows(k_in);
+  QT const q = with_dense_rows(q_in);
+  KT const k = with_dense_rows(k_in);
   auto const wd = w.contiguous();
 
   std::array<index_t, nb> bext{};
@@ -342,37 +340,32 @@ auto fused_additive_scores(QT const& q_in, KT const& k_in, WT const& w, L const&
 
   index_t nbatch = 1;
   for (index_t e : bext) nbatch *= e;
-  auto make_problem = [nbatch, nq, nk, hidden, lens](QT const& qq, KT const& kk, T const* wp,
-                                                     std::vector<index_t> const& q_off,
-                                                     std::vector<index_t> const& k_off) {
-    backends::cpu::additive_problem<T> p;
-    p.batch = nbatch;
-    p.queries = nq;
-    p.kv = nk;
-    p.hidden = hidden;
-    p.q = fused_operand<Queries>(qq, static_cast<T const*>(qq.data()), q_off);
-    p.k = fused_operand<KV>(kk, static_cast<T const*>(kk.data()), k_off);
-    p.w = wp;
-    p.lens = lens->empty() ? nullptr : lens->data();
-    return p;
+  // The operands' batch offsets, kept with the problem for the backward pass.
+  struct offsets {
+    std::vector<index_t> q, k;
   };
-  {
-    auto const q_off = fused_batch_offsets<batch>(q, bext);
-    auto const k_off = fused_batch_offsets<batch>(k, bext);
-    backends::cpu::additive_scores_forward<T>(make_problem(q, k, wd.data(), q_off, k_off), out.data());
-  }
+  auto const off = std::make_shared<offsets const>(
+      offsets{fused_batch_offsets<batch>(q, bext), fused_batch_offsets<batch>(k, bext)});
+  backends::cpu::additive_problem<T> p;
+  p.batch = nbatch;
+  p.queries = nq;
+  p.kv = nk;
+  p.hidden = hidden;
+  p.q = fused_operand<Queries>(q, static_cast<T const*>(q.data()), off->q);
+  p.k = fused_operand<KV>(k, static_cast<T const*>(k.data()), off->k);
+  p.w = wd.data();
+  p.lens = lens->empty() ? nullptr : lens->data();
+  backends::cpu::additive_scores_forward<T>(p, out.data());
   if (autograd::should_record(q_in, k_in, w)) {
-    auto rule = [q_in, k_in, w, q, k, wd, bext, make_problem](scores_t const& g) {
+    // p points into q, k, wd, off and lens, which the rule keeps.
+    auto rule = [q_in, k_in, w, q, k, wd, off, lens, bext, p](scores_t const& g) {
       auto const gd = g.contiguous();
       QT dq(uninitialized, q.extents());
       KT dk(k.extents());  // zeros: the kernel adds into them
       WT dw(uninitialized, wd.extents());
-      auto const q_off = fused_batch_offsets<batch>(q, bext);
-      auto const k_off = fused_batch_offsets<batch>(k, bext);
       auto const dq_off = fused_batch_offsets<batch>(dq, bext);
       auto const dk_off = fused_batch_offsets<batch>(dk, bext);
-      backends::cpu::additive_scores_backward<T>(make_problem(q, k, wd.data(), q_off, k_off), gd.data(),
-                                                 fused_operand<Queries>(dq, dq.data(), dq_off),
+      backends::cpu::additive_scores_backward<T>(p, gd.data(), fused_operand<Queries>(dq, dq.data(), dq_off),
                                                  fused_operand<KV>(dk, dk.data(), dk_off), dw.data());
       autograd::propagate(q_in, dq);
       autograd::propagate(k_in, dk);
