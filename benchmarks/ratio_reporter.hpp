@@ -23,14 +23,11 @@
 
 #include <unistd.h>
 
+#include <dimtensor/backends/cpu/blas.hpp>
 #include <dimtensor/backends/cpu/parallel.hpp>
 
 #if DIMTENSOR_HAVE_LIBTORCH
 #include <torch/torch.h>
-#endif
-
-#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
-extern "C" char* openblas_get_corename(void);
 #endif
 
 namespace dimtensor_bench {
@@ -99,25 +96,23 @@ inline int set_threads() {
   text = "dimtensor " + text + ", libtorch " + std::to_string(torch::get_num_threads());
 #endif
   benchmark::AddCustomContext("threads", text);
-#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
-  // The kernels OpenBLAS chose (scripts/env.sh explains OPENBLAS_CORETYPE).
-  benchmark::AddCustomContext("openblas_core", openblas_get_corename());
-#endif
+  // The BLAS chosen at configure time (DIMTENSOR_BLAS) and the kernel it
+  // picked for this CPU (scripts/env.sh explains OPENBLAS_CORETYPE).
+  benchmark::AddCustomContext("blas", dimtensor::backends::cpu::blas_description());
   return threads;
 }
 
 /// @brief Registers a benchmark timed in wall-clock milliseconds (all
 /// pairs compare real time).
 ///
-/// dimtensor sets OpenBLAS to one thread before its products (its OpenMP
-/// threads share the work instead); libtorch calls the same OpenBLAS and
-/// expects its threads, so a libtorch benchmark gets them back first.
+/// dimtensor sets its BLAS to one thread before its products (its OpenMP
+/// threads share the work instead); libtorch calls the same BLAS when
+/// dimtensor uses the system's OpenBLAS and expects its threads, so a
+/// libtorch benchmark gets them back first.
 inline void register_timed(char const* name, void (*fn)(benchmark::State&)) {
   if (std::string(name).rfind("libtorch/", 0) == 0) {
     benchmark::RegisterBenchmark(name, [fn](benchmark::State& state) {
-#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
-      openblas_set_num_threads(dimtensor::get_num_threads());
-#endif
+      dimtensor::backends::cpu::detail::set_blas_threads(dimtensor::get_num_threads());
       fn(state);
     })->UseRealTime()->Unit(benchmark::kMillisecond);
     return;

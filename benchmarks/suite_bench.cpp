@@ -44,9 +44,7 @@
 #include "d2l_libtorch.hpp"
 #include "ratio_reporter.hpp"
 
-#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
-#include <cblas.h>
-#endif
+#include <dimtensor/backends/cpu/blas.hpp>
 
 namespace {
 
@@ -372,7 +370,7 @@ void dimtensor_toy_mha(benchmark::State& state) {
 void blas_sgemm(benchmark::State& state) {
   int const n = 1024;
   std::vector<float> a(static_cast<std::size_t>(n) * n, 0.5f), b(a.size(), 0.25f), c(a.size());
-  openblas_set_num_threads(dt::get_num_threads());
+  dimtensor::backends::cpu::detail::set_blas_threads(dt::get_num_threads());
   for (auto _ : state) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
     benchmark::DoNotOptimize(c.data());

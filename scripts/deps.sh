@@ -9,7 +9,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++
   libboost-dev librange-v3-dev catch2
-  libopenblas-dev libthrust-dev nlohmann-json3-dev
+  libopenblas-dev libblis-dev libthrust-dev nlohmann-json3-dev
   libbenchmark-dev doxygen graphviz libpng-dev
   libcairo2-dev pkg-config fonts-dejavu-core
   clang libclang-rt-14-dev

@@ -190,9 +190,9 @@ def main():
     w("")
     w("- Machine: %s, %d cores; threads as each table says (`DIMTENSOR_BENCH_THREADS` for dimtensor, "
       "`torch.set_num_threads` / `torch::set_num_threads` for the peers)." % (model, cpus))
-    w("- dimtensor: %s, `-O3 -march=native`, BLAS OpenBLAS (kernel `%s`, `OPENBLAS_CORETYPE`=%s), one BLAS "
-      "thread per OpenMP thread." % (compiler, context.get("openblas_core", "?"),
-                                     os.environ.get("OPENBLAS_CORETYPE", "unset")))
+    w("- dimtensor: %s, `-O3 -march=native`, BLAS %s (`DIMTENSOR_BLAS` at configure time; "
+      "`OPENBLAS_CORETYPE`=%s), one BLAS thread per OpenMP thread." %
+      (compiler, context.get("blas", "?"), os.environ.get("OPENBLAS_CORETYPE", "unset")))
     w("- PyTorch 2: %s from PyPI, BLAS %s, CPU kernels %s (`torch.backends.cpu.get_cpu_capability()`)." %
       (torch_info["torch"], torch_info["blas"], torch_info["cpu_capability"]))
     if has_libtorch:

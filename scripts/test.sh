@@ -5,16 +5,20 @@
 #      benchmarks, docs and CUDA targets, less the unit test program), then
 #      every CTest test: parity, compile-fail, header, package, example,
 #      CUDA (skipped without a GPU) and benchmark-smoke tests;
-#   3. sanitizer build (preset `asan`: AddressSanitizer + UBSan at -O0) of
+#   3. BLIS build (preset `blis`: DIMTENSOR_BLAS=BLIS) of the unit tests of
+#      the matrix products and of the fused attention kernels, run under
+#      CTest: the configure-time BLAS choice, on another BLAS than OpenBLAS;
+#   4. sanitizer build (preset `asan`: AddressSanitizer + UBSan at -O0) of
 #      the unit tests, run under CTest (the parity tests run in step 2 only);
-#   4. ThreadSanitizer build (preset `tsan`) of the concurrency tests
+#   5. ThreadSanitizer build (preset `tsan`) of the concurrency tests
 #      (tests/tsan), run under CTest;
-#   5. the libFuzzer targets (preset `fuzz`, clang: tests/fuzz), each run for
+#   6. the libFuzzer targets (preset `fuzz`, clang: tests/fuzz), each run for
 #      DIMTENSOR_FUZZ_SECONDS (default 60) on its seeds, when clang's
 #      libFuzzer runtime is present (skipped with a note otherwise).
-# The unit tests are built once, in step 3: under the sanitizers GCC 12
-# compiles a test file 4 times slower at -O2 -g than without them, and at
-# -O0 -g1 about as fast as a release build (docs/building.md, "CI").
+# The unit tests are built once, in step 4 (five files again in step 3):
+# under the sanitizers GCC 12 compiles a test file 4 times slower at -O2 -g
+# than without them, and at -O0 -g1 about as fast as a release build
+# (docs/building.md, "CI").
 # Exits nonzero when any build or test fails; the last line sums up the tests.
 #   DIMTENSOR_JOBS=N            parallel jobs (default: number of cores)
 #   DIMTENSOR_FUZZ_SECONDS=S    how long each fuzz target runs (default 60)
@@ -84,6 +88,7 @@ fuzzer_available() {
 
 set +e
 run_phase "release" ci
+run_phase "blis" blis
 run_phase "sanitizers" asan
 run_phase "threads" tsan
 if fuzzer_available; then

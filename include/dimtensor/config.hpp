@@ -44,6 +44,20 @@
 #define DIMTENSOR_NO_EXTERN_INSTANCES
 #endif
 
+#if defined(DIMTENSOR_DOXYGEN)
+/// @brief 1 when the CPU backend multiplies through a CBLAS (set by the
+/// build: the `dimtensor` target carries it when a BLAS was found); unset,
+/// the products are portable blocked loops.
+#define DIMTENSOR_HAS_CBLAS 1
+/// @brief 1 when that BLAS is BLIS (`-DDIMTENSOR_BLAS=BLIS` at configure
+/// time; the `dimtensor` target carries it).  backends/cpu/blas.hpp.
+#define DIMTENSOR_BLAS_BLIS 1
+/// @brief 1 when that BLAS is Intel MKL (`-DDIMTENSOR_BLAS=MKL`; the
+/// `dimtensor` target carries it).  Neither this nor DIMTENSOR_BLAS_BLIS:
+/// OpenBLAS.
+#define DIMTENSOR_BLAS_MKL 1
+#endif
+
 // Thrust's generic headers include its device system's; under a host
 // compiler that system must not be CUDA.  The Thrust backend names its
 // system in every call (thrust_backend<System>), so the C++ system here only
@@ -63,6 +77,20 @@
 #define DIMTENSOR_SIMD _Pragma("GCC ivdep")
 #else
 #define DIMTENSOR_SIMD
+#endif
+
+/// @cond
+#define DIMTENSOR_DETAIL_PRAGMA(x) _Pragma(#x)
+/// @endcond
+
+/// Asks the compiler to vectorize the next loop, which adds into the
+/// named scalars (OpenMP simd with a + reduction: each vector lane keeps
+/// its own partial sums, added together after the loop).  Without OpenMP
+/// the loop runs in order.
+#if defined(_OPENMP) && !defined(__clang__)
+#define DIMTENSOR_SIMD_SUM(...) DIMTENSOR_DETAIL_PRAGMA(omp simd reduction(+ : __VA_ARGS__))
+#else
+#define DIMTENSOR_SIMD_SUM(...)
 #endif
 
 namespace dimtensor {

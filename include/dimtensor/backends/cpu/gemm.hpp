@@ -1,8 +1,9 @@
 #pragma once
 /// @file
 /// @brief The CPU backend's batched matrix product: C[b] = A[b] · B[b] for
-/// strided operands, through CBLAS (OpenBLAS) for float and double when
-/// `DIMTENSOR_HAS_CBLAS` is 1, else a portable blocked loop.
+/// strided operands, through CBLAS (the BLAS chosen at configure time,
+/// blas.hpp) for float and double when `DIMTENSOR_HAS_CBLAS` is 1, else a
+/// portable blocked loop.
 ///
 /// Threads: one threading system, the backend's OpenMP threads.  A batch
 /// of products is shared among them (batch entries, and blocks of columns
@@ -10,9 +11,10 @@
 /// single-threaded BLAS.  OpenBLAS's own thread pool, running beside
 /// OpenMP's, was measured 1.6–2.6× slower on multi-head attention (both
 /// pools spin while they wait, on the same cores), so before its products
-/// dimtensor sets OpenBLAS to one thread (`openblas_set_num_threads(1)`,
-/// guarded by a cheap getter).  A program that also calls OpenBLAS itself
-/// sets the count it wants before its own calls.
+/// dimtensor sets the BLAS to one thread (`detail::single_threaded_blas`:
+/// `openblas_set_num_threads(1)`, `bli_thread_set_num_threads(1)` or
+/// `mkl_set_num_threads(1)`, guarded by a cheap getter).  A program that
+/// also calls the BLAS itself sets the count it wants before its own calls.
 
 #include <algorithm>
 #include <climits>
@@ -20,15 +22,11 @@
 #include <type_traits>
 
 #include <dimtensor/backends/cpu/allocator.hpp>
+#include <dimtensor/backends/cpu/blas.hpp>
 #include <dimtensor/backends/cpu/parallel.hpp>
 #include <dimtensor/backends/cpu/storage.hpp>
 #include <dimtensor/config.hpp>
 #include <dimtensor/kernel/blas_layout.hpp>
-
-#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
-#include <cblas.h>
-extern "C" int openblas_get_num_threads(void);
-#endif
 
 namespace dimtensor {
 
@@ -167,12 +165,6 @@ void blas_gemm(bool ta, bool tb, index_t m, index_t n, index_t k, T const* a, in
     cblas_dgemm(CblasRowMajor, ta_, tb_, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a,
                 static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
   }
-}
-
-/// Sets OpenBLAS to one thread (the backend's OpenMP threads share the
-/// products instead; see the file's comment), cheaply when it already is.
-inline void single_threaded_blas() {
-  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
 }
 
 // Copies a batch of rows x cols matrices into a contiguous row-major buffer.

@@ -3,6 +3,7 @@
 /// @brief Threads of the CPU backend: how many, and the parallel loop.
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -10,12 +11,9 @@
 #include <omp.h>
 #endif
 
+#include <dimtensor/backends/cpu/blas.hpp>
 #include <dimtensor/config.hpp>
 #include <dimtensor/core/error.hpp>
-
-#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
-extern "C" void openblas_set_num_threads(int);
-#endif
 
 namespace dimtensor {
 
@@ -51,6 +49,33 @@ void parallel_for(index_t n, index_t cost, Fn&& fn) {
 #endif
   if (n > 0) fn(index_t{0}, n);
 }
+
+/// Runs fn(state, i) for every i in [0, n), the threads taking the next i
+/// as each finishes its last (items of uneven work balance out; give the
+/// heaviest first), with one `state = make()` per thread (scratch buffers).
+/// On one thread when the work (n * cost elements) is too small to pay
+/// for threads.  fn must not throw.
+template <class Make, class Fn>
+void parallel_for_dynamic(index_t n, index_t cost, Make&& make, Fn&& fn) {
+#if defined(_OPENMP)
+  if (n > 1 && n * cost >= parallel_grain && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+    std::atomic<index_t> next{0};
+#pragma omp parallel
+    {
+      auto state = make();
+      for (index_t i = next.fetch_add(1, std::memory_order_relaxed); i < n;
+           i = next.fetch_add(1, std::memory_order_relaxed))
+        fn(state, i);
+    }
+    return;
+  }
+#else
+  (void)cost;
+#endif
+  if (n <= 0) return;
+  auto state = make();
+  for (index_t i = 0; i < n; ++i) fn(state, i);
+}
 }  // namespace backends::cpu
 
 /// The most threads set_num_threads accepts.
@@ -74,9 +99,7 @@ inline void set_num_threads(int n) {
   static int const default_threads = omp_get_max_threads();
   omp_set_num_threads(n > 0 ? n : default_threads);
 #endif
-#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
-  if (n > 0) openblas_set_num_threads(n);
-#endif
+  if (n > 0) backends::cpu::detail::set_blas_threads(n);
 }
 
 /// The number of threads the CPU backend uses now.

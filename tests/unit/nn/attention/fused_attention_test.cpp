@@ -7,6 +7,7 @@
 // and strided operands; finite differences in double; the weights computed
 // when asked for; which operands the fused path takes.  Additive attention's
 // fused scores (no [Queries, KV, Hidden] features) against its unfused path,
+// also with projections large enough to leave the exponential form of tanh,
 // and by finite differences.
 #include <catch2/catch.hpp>
 
@@ -346,6 +347,14 @@ TEMPLATE_TEST_CASE("fused additive scores: the unfused path's output and gradien
   SECTION("1-D lengths with rows of length 0") { check(lens_1d); }
   SECTION("2-D lengths") { check(lens_2d); }
   SECTION("no lengths") { check(); }
+  SECTION("projected queries past the exponential form's bound (those (i, h) take tanh itself)") {
+    q = dt::eval(q * T(40));
+    check(lens_2d);
+  }
+  SECTION("projected keys past the bound") {
+    k = dt::eval(k * T(40));
+    check(lens_1d);
+  }
 }
 
 TEST_CASE("fused additive scores: finite differences (double)", "[nn][attention][fused]") {
