@@ -27,11 +27,13 @@
 #include <optional>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <dimtensor/autograd/program.hpp>
 #include <dimtensor/backends/cpu.hpp>
 #include <dimtensor/backends/cpu/attention.hpp>
 #include <dimtensor/config.hpp>
+#include <dimtensor/nn/attention/fused_run.hpp>
 #include <dimtensor/nn/gru.hpp>
 #include <dimtensor/nn/loss.hpp>
 #include <dimtensor/ops/contract.hpp>
@@ -141,7 +143,15 @@
   how void backends::cpu::additive_scores_forward<T>(backends::cpu::additive_problem<T> const&, T*);             \
   how void backends::cpu::additive_scores_backward<T>(backends::cpu::additive_problem<T> const&, T const*,       \
                                                       backends::cpu::attention_operand<T> const&,                \
-                                                      backends::cpu::attention_operand<T> const&, T*);
+                                                      backends::cpu::attention_operand<T> const&, T*);           \
+  how std::shared_ptr<autograd::node> nn::detail::fused_attention_run<T>(                                        \
+      nn::detail::fused_side<T>, nn::detail::fused_side<T>, nn::detail::fused_side<T>, std::vector<index_t>, T,    \
+      T*, detail::run_layout const&, detail::run_positions const&, std::size_t, bool);                           \
+  how class nn::detail::fused_attention_node<T>;                                                                 \
+  how std::shared_ptr<autograd::node> nn::detail::fused_additive_run<T>(                                         \
+      nn::detail::fused_side<T>, nn::detail::fused_side<T>, nn::detail::fused_side<T>, std::vector<index_t>, T*,   \
+      bool);                                                                                                     \
+  how class nn::detail::fused_additive_node<T>;
 /// @endcond
 
 namespace dimtensor {

@@ -35,6 +35,7 @@
 #include <dimtensor/autograd/propagate.hpp>
 #include <dimtensor/backends/cpu/attention.hpp>
 #include <dimtensor/core/dims.hpp>
+#include <dimtensor/nn/attention/fused_run.hpp>
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/sequence_mask.hpp>
 #include <dimtensor/tensor/tensor.hpp>
@@ -68,34 +69,6 @@ struct fused_attention_plan {
                              std::is_same_v<boost::mp11::mp_back<dimtensor::detail::tags_of<KS>>, Feat> &&
                              std::is_same_v<boost::mp11::mp_back<dimtensor::detail::tags_of<VS>>, value_feat>;
 };
-
-/// Each batch entry's offset in @p x, the batch dims @p Batch flattened
-/// in their order (extents @p ext).
-template <class Batch, class X, std::size_t N>
-std::vector<index_t> fused_batch_offsets(X const& x, std::array<index_t, N> const& ext) {
-  constexpr auto pos = dimtensor::detail::positions_in<typename X::specs, Batch>::value;
-  index_t count = 1;
-  for (index_t e : ext) count *= e;
-  std::vector<index_t> off(static_cast<std::size_t>(count));
-  std::array<index_t, N> idx{};
-  for (index_t b = 0; b < count; ++b) {
-    index_t o = 0;
-    for (std::size_t k = 0; k < N; ++k) o += idx[k] * x.strides()[pos[k]];
-    off[static_cast<std::size_t>(b)] = o;
-    for (std::size_t k = N; k-- > 0;) {
-      if (++idx[k] < ext[k]) break;
-      idx[k] = 0;
-    }
-  }
-  return off;
-}
-
-/// The operand view of @p x for the kernel (rows along @p Row), with
-/// @p off holding its batch offsets.
-template <class Row, class X, class P>
-backends::cpu::attention_operand<P> fused_operand(X const& x, P* data, std::vector<index_t> const& off) {
-  return {data, off.data(), x.strides()[dimtensor::detail::index_of_v<Row, typename X::specs>]};
-}
 
 /// @brief Per query row, in the kernel's order (batch entries, then
 /// Queries), its valid length from @p lens, checked as masked_softmax<KV>
@@ -157,11 +130,21 @@ std::vector<index_t> fused_row_lengths(Probe const& probe, std::optional<L> cons
   return fused_row_lengths<Batch, Queries>(probe, *lens);
 }
 
-/// @p x itself when its last dim is contiguous (what the kernels read
-/// along), else a contiguous copy.
-template <class X>
-X with_dense_rows(X const& x) {
-  return x.strides()[X::rank - 1] == 1 ? x : x.contiguous();
+/// @p x as an operand of the fused kernels (fused_run.hpp): its batch
+/// dims @p Batch (in that order), its row dim @p Row and feature dim
+/// @p Feat by position, and its autograd state when it requires gradients.
+template <class Batch, class Row, class Feat, class X>
+fused_side<typename X::value_type> fused_side_of(X const& x) {
+  using S = typename X::specs;
+  fused_side<typename X::value_type> s{x.storage(),
+                                       x.data(),
+                                       run_layout(x.extents(), x.strides()),
+                                       dimtensor::detail::positions_in<S, Batch>::value,
+                                       dimtensor::detail::index_of_v<Row, S>,
+                                       dimtensor::detail::index_of_v<Feat, S>,
+                                       nullptr};
+  if (x.requires_grad()) s.state = x.grad_state();
+  return s;
 }
 
 /// Valid lengths to keep past the call (the lazily kept weights use them):
@@ -193,15 +176,8 @@ auto fused_attention(QT const& q, KT const& k, VT const& v, L const&... valid_le
   using dimtensor::detail::index_of_v;
   using dimtensor::detail::positions_in;
   using QS = typename QT::specs;
-  constexpr std::size_t nb = boost::mp11::mp_size<batch>::value;
 
   // Extents (the shared ones were checked equal by the module).
-  std::array<index_t, nb> bext{};
-  {
-    constexpr auto pos = positions_in<QS, batch>::value;
-    for (std::size_t i = 0; i < nb; ++i) bext[i] = q.extents()[pos[i]];
-  }
-  index_t const nq = q.extents()[index_of_v<Queries, QS>];
   index_t const nk = k.extents()[index_of_v<KV, typename KT::specs>];
   index_t const d = q.extents()[index_of_v<Feat, QS>];
   index_t const dv = v.extents()[index_of_v<VF, typename VT::specs>];
@@ -216,12 +192,7 @@ auto fused_attention(QT const& q, KT const& k, VT const& v, L const&... valid_le
   }
   auto const one = std::make_shared<typename scores_t::storage_type>(1);
   scores_t const probe(one, one->data(), sext, typename scores_t::extents_type{});
-  auto lens = std::make_shared<std::vector<index_t> const>(fused_row_lengths<batch, Queries>(probe, valid_lens...));
-
-  // Contiguous features for the kernel.
-  QT const qd = with_dense_rows(q);
-  KT const kd = with_dense_rows(k);
-  VT const vd = with_dense_rows(v);
+  std::vector<index_t> lens = fused_row_lengths<batch, Queries>(probe, valid_lens...);
 
   typename out_t::extents_type oext{};
   {
@@ -231,57 +202,15 @@ auto fused_attention(QT const& q, KT const& k, VT const& v, L const&... valid_le
     oext[from_q.size()] = dv;
   }
   out_t out(uninitialized, oext);
-
-  index_t nbatch = 1;
-  for (index_t e : bext) nbatch *= e;
-  // The operands' batch offsets, kept with the problem for the backward pass.
-  struct offsets {
-    std::vector<index_t> q, k, v;
-  };
-  auto const off = std::make_shared<offsets const>(offsets{fused_batch_offsets<batch>(qd, bext),
-                                                           fused_batch_offsets<batch>(kd, bext),
-                                                           fused_batch_offsets<batch>(vd, bext)});
-  auto const o_off = fused_batch_offsets<batch>(out, bext);
-
-  backends::cpu::attention_problem<T> p;
-  p.batch = nbatch;
-  p.queries = nq;
-  p.kv = nk;
-  p.d = d;
-  p.dv = dv;
-  p.q = fused_operand<Queries>(qd, static_cast<T const*>(qd.data()), off->q);
-  p.k = fused_operand<KV>(kd, static_cast<T const*>(kd.data()), off->k);
-  p.v = fused_operand<KV>(vd, static_cast<T const*>(vd.data()), off->v);
-  p.lens = lens->empty() ? nullptr : lens->data();
+  using OS = typename out_t::specs;
+  bool const record = autograd::should_record(q, k, v);
   // d2l divides by math.sqrt(d): a double, rounded to T.
-  p.scale = static_cast<T>(std::sqrt(static_cast<double>(d)));
-
-  auto stats = std::make_shared<std::vector<T>>(static_cast<std::size_t>(2 * nbatch * nq));
-  backends::cpu::attention_forward<T>(p, fused_operand<Queries>(out, out.data(), o_off), stats->data(),
-                                      stats->data() + nbatch * nq);
-
-  if (autograd::should_record(q, k, v)) {
-    // p points into qd, kd, vd, off and lens, which the rule keeps.
-    auto rule = [q, k, v, qd, kd, vd, off, lens, stats, bext, p](out_t const& g) {
-      auto const gd = g.contiguous();
-      QT dq(uninitialized, qd.extents());
-      KT dk(kd.extents());  // zeros: the kernel adds into them
-      VT dvv(vd.extents());
-      auto const g_off = fused_batch_offsets<batch>(gd, bext);
-      auto const dq_off = fused_batch_offsets<batch>(dq, bext);
-      auto const dk_off = fused_batch_offsets<batch>(dk, bext);
-      auto const dv_off = fused_batch_offsets<batch>(dvv, bext);
-      backends::cpu::attention_backward<T>(p, stats->data(), stats->data() + p.batch * p.queries,
-                                           fused_operand<Queries>(gd, static_cast<T const*>(gd.data()), g_off),
-                                           fused_operand<Queries>(dq, dq.data(), dq_off),
-                                           fused_operand<KV>(dk, dk.data(), dk_off),
-                                           fused_operand<KV>(dvv, dvv.data(), dv_off));
-      autograd::propagate(q, dq);
-      autograd::propagate(k, dk);
-      autograd::propagate(v, dvv);
-    };
-    autograd::record("scaled_dot_product_attention", out, std::move(rule), q, k, v);
-  }
+  T const scale = static_cast<T>(std::sqrt(static_cast<double>(d)));
+  auto node = fused_attention_run<T>(
+      fused_side_of<batch, Queries, Feat>(q), fused_side_of<batch, KV, Feat>(k), fused_side_of<batch, KV, VF>(v),
+      std::move(lens), scale, out.data(), run_layout(out.extents(), out.strides()), positions_in<OS, batch>::value,
+      index_of_v<Queries, OS>, record);
+  if (node) out.attach_grad_fn(std::move(node));
   return out;
 }
 
@@ -309,7 +238,7 @@ struct fused_additive_plan {
 /// valid length (@p valid_lens, as masked_softmax takes them) get 0, which
 /// masking replaces.  Records the backward pass (backends/cpu/attention.hpp).
 template <class Queries, class KV, class Hidden, class QT, class KT, class WT, class... L>
-auto fused_additive_scores(QT const& q_in, KT const& k_in, WT const& w, L const&... valid_lens) {
+auto fused_additive_scores(QT const& q, KT const& k, WT const& w, L const&... valid_lens) {
   using plan = fused_additive_plan<Queries, KV, Hidden, typename QT::specs, typename KT::specs>;
   static_assert(plan::ok, "dimtensor internal: fused additive scores on operands it does not take");
   using T = typename QT::value_type;
@@ -321,58 +250,20 @@ auto fused_additive_scores(QT const& q_in, KT const& k_in, WT const& w, L const&
   using scores_t = tensor_with_dims<Backend, T, scores_specs>;
   using dimtensor::detail::index_of_v;
   constexpr std::size_t nb = boost::mp11::mp_size<batch>::value;
+  // w_v's weight: [Score, Hidden].
+  using w_row =
+      boost::mp11::mp_front<dimtensor::detail::tags_of<dimtensor::detail::remove_dim<Hidden, typename WT::specs>>>;
 
-  QT const q = with_dense_rows(q_in);
-  KT const k = with_dense_rows(k_in);
-  auto const wd = w.contiguous();
-
-  std::array<index_t, nb> bext{};
-  for (std::size_t i = 0; i < nb; ++i) bext[i] = q.extents()[i];
-  index_t const nq = q.extents()[index_of_v<Queries, QS>];
-  index_t const nk = k.extents()[index_of_v<KV, typename KT::specs>];
-  index_t const hidden = q.extents()[index_of_v<Hidden, QS>];
   typename scores_t::extents_type sext{};
-  for (std::size_t i = 0; i < nb; ++i) sext[i] = bext[i];
-  sext[nb] = nq;
-  sext[nb + 1] = nk;
+  for (std::size_t i = 0; i < nb; ++i) sext[i] = q.extents()[i];
+  sext[nb] = q.extents()[index_of_v<Queries, QS>];
+  sext[nb + 1] = k.extents()[index_of_v<KV, typename KT::specs>];
   scores_t out(uninitialized, sext);
-  auto const lens = std::make_shared<std::vector<index_t> const>(fused_row_lengths<batch, Queries>(out, valid_lens...));
-
-  index_t nbatch = 1;
-  for (index_t e : bext) nbatch *= e;
-  // The operands' batch offsets, kept with the problem for the backward pass.
-  struct offsets {
-    std::vector<index_t> q, k;
-  };
-  auto const off = std::make_shared<offsets const>(
-      offsets{fused_batch_offsets<batch>(q, bext), fused_batch_offsets<batch>(k, bext)});
-  backends::cpu::additive_problem<T> p;
-  p.batch = nbatch;
-  p.queries = nq;
-  p.kv = nk;
-  p.hidden = hidden;
-  p.q = fused_operand<Queries>(q, static_cast<T const*>(q.data()), off->q);
-  p.k = fused_operand<KV>(k, static_cast<T const*>(k.data()), off->k);
-  p.w = wd.data();
-  p.lens = lens->empty() ? nullptr : lens->data();
-  backends::cpu::additive_scores_forward<T>(p, out.data());
-  if (autograd::should_record(q_in, k_in, w)) {
-    // p points into q, k, wd, off and lens, which the rule keeps.
-    auto rule = [q_in, k_in, w, q, k, wd, off, lens, bext, p](scores_t const& g) {
-      auto const gd = g.contiguous();
-      QT dq(uninitialized, q.extents());
-      KT dk(k.extents());  // zeros: the kernel adds into them
-      WT dw(uninitialized, wd.extents());
-      auto const dq_off = fused_batch_offsets<batch>(dq, bext);
-      auto const dk_off = fused_batch_offsets<batch>(dk, bext);
-      backends::cpu::additive_scores_backward<T>(p, gd.data(), fused_operand<Queries>(dq, dq.data(), dq_off),
-                                                 fused_operand<KV>(dk, dk.data(), dk_off), dw.data());
-      autograd::propagate(q_in, dq);
-      autograd::propagate(k_in, dk);
-      autograd::propagate(w, dw);
-    };
-    autograd::record("additive_scores", out, std::move(rule), q_in, k_in, w);
-  }
+  bool const record = autograd::should_record(q, k, w);
+  auto node = fused_additive_run<T>(fused_side_of<batch, Queries, Hidden>(q), fused_side_of<batch, KV, Hidden>(k),
+                                    fused_side_of<boost::mp11::mp_list<>, w_row, Hidden>(w),
+                                    fused_row_lengths<batch, Queries>(out, valid_lens...), out.data(), record);
+  if (node) out.attach_grad_fn(std::move(node));
   return out;
 }
 

@@ -1,0 +1,260 @@
+#pragma once
+/// @file
+/// @brief The dims-free part of the fused attention paths (nn/attention/
+/// fused.hpp): operands as run-time layouts, their batch offsets, dense
+/// copies where the features are strided, the kernels' calls
+/// (backends/cpu/attention.hpp) and the autograd nodes of their backward
+/// passes.  One body per element type, compiled into the runtime library
+/// (instances.hpp), so that a model file compiles only the typed shell:
+/// which dim is which, and the tensors it allocates.
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <dimtensor/autograd/graph.hpp>
+#include <dimtensor/autograd/program.hpp>
+#include <dimtensor/backends/cpu.hpp>
+#include <dimtensor/backends/cpu/attention.hpp>
+#include <dimtensor/ops/contract.hpp>
+
+namespace dimtensor::nn::detail {
+
+using dimtensor::detail::run_layout;
+using dimtensor::detail::run_positions;
+
+/// @brief An operand of a fused kernel as run-time data: its elements
+/// (kept alive), layout, the positions of its batch dims (in the kernel's
+/// batch order), of its row dim and of its feature dim, and its autograd
+/// state when it requires gradients.
+template <class T>
+struct fused_side {
+  std::shared_ptr<void const> keep;
+  T const* data = nullptr;
+  run_layout layout;
+  run_positions batch;
+  std::size_t row = 0;
+  std::size_t feat = 0;
+  std::shared_ptr<autograd::tensor_state> state;
+};
+
+/// Each batch entry's offset in a layout @p l whose batch dims sit at
+/// @p batch (outermost first), the entries in row-major order of those dims.
+inline std::vector<index_t> fused_offsets(run_layout const& l, run_positions const& batch) {
+  index_t count = 1;
+  for (std::size_t i = 0; i < batch.size; ++i) count *= l.ext[batch.at[i]];
+  std::vector<index_t> off(static_cast<std::size_t>(count));
+  std::array<index_t, dimtensor::detail::max_contract_rank> idx{};
+  for (index_t b = 0; b < count; ++b) {
+    index_t o = 0;
+    for (std::size_t i = 0; i < batch.size; ++i) o += idx[i] * l.str[batch.at[i]];
+    off[static_cast<std::size_t>(b)] = o;
+    for (std::size_t i = batch.size; i-- > 0;) {
+      if (++idx[i] < l.ext[batch.at[i]]) break;
+      idx[i] = 0;
+    }
+  }
+  return off;
+}
+
+/// The operand @p s with its features contiguous (what the kernels read
+/// along): itself, or a dense row-major copy of it.
+template <class T>
+fused_side<T> fused_dense_features(fused_side<T> s) {
+  if (s.layout.str[s.feat] == 1 || s.layout.ext[s.feat] <= 1) return s;
+  run_layout const dense = dimtensor::detail::dense_layout(s.layout);
+  index_t const n = dimtensor::detail::element_count(dense.ext);
+  auto copy = std::make_shared<std::vector<T>>(static_cast<std::size_t>(n));
+  std::array<index_t, dimtensor::detail::max_contract_rank> idx{};
+  for (index_t e = 0; e < n; ++e) {
+    index_t o = 0;
+    for (std::size_t i = 0; i < s.layout.rank; ++i) o += idx[i] * s.layout.str[i];
+    (*copy)[static_cast<std::size_t>(e)] = s.data[o];
+    for (std::size_t i = s.layout.rank; i-- > 0;) {
+      if (++idx[i] < s.layout.ext[i]) break;
+      idx[i] = 0;
+    }
+  }
+  s.data = copy->data();
+  s.keep = std::move(copy);
+  s.layout = dense;
+  return s;
+}
+
+/// The kernel's view of @p s (offsets in @p off).
+template <class P, class T>
+backends::cpu::attention_operand<P> fused_view(fused_side<T> const& s, P* data, std::vector<index_t> const& off) {
+  return {data, off.data(), s.layout.str[s.row]};
+}
+
+/// A fresh dense gradient buffer for @p s (zeros).
+template <class T>
+std::shared_ptr<typename cpu::template storage<T>> fused_gradient(fused_side<T> const& s, run_layout& dense) {
+  dense = dimtensor::detail::dense_layout(s.layout);
+  index_t const n = dimtensor::detail::element_count(dense.ext);
+  auto buffer = std::make_shared<typename cpu::template storage<T>>(n);
+  std::fill(buffer->data(), buffer->data() + n, T(0));
+  return buffer;
+}
+
+/// @brief The backward pass of fused scaled dot-product attention: the
+/// operands, the row lengths and softmax statistics of the forward pass,
+/// and the output's layout (its gradient is dense in it).
+template <class T>
+class fused_attention_node final : public autograd::node {
+ public:
+  fused_attention_node(fused_side<T> q, fused_side<T> k, fused_side<T> v, std::vector<index_t> lens,
+                       std::vector<T> stats, run_layout out, run_positions out_batch, std::size_t out_row,
+                       backends::cpu::attention_problem<T> p)
+      : node("scaled_dot_product_attention"), q_(std::move(q)), k_(std::move(k)), v_(std::move(v)),
+        lens_(std::move(lens)), stats_(std::move(stats)), out_(out), out_batch_(out_batch), out_row_(out_row), p_(p) {
+    for (auto const* s : {&q_, &k_, &v_}) {
+      if (s->state) inputs.push_back(s->state);
+    }
+    off_q_ = fused_offsets(q_.layout, q_.batch);
+    off_k_ = fused_offsets(k_.layout, k_.batch);
+    off_v_ = fused_offsets(v_.layout, v_.batch);
+    p_.q = fused_view(q_, q_.data, off_q_);
+    p_.k = fused_view(k_, k_.data, off_k_);
+    p_.v = fused_view(v_, v_.data, off_v_);
+    p_.lens = lens_.empty() ? nullptr : lens_.data();
+  }
+
+  void backward(autograd::tensor_state const& out) override {
+    T const* const g = static_cast<T const*>(out.grad_data);
+    run_layout const gl = dimtensor::detail::dense_layout(out_);
+    auto const g_off = fused_offsets(gl, out_batch_);
+    run_layout lq, lk, lv;
+    auto dq = fused_gradient(q_, lq);
+    auto dk = fused_gradient(k_, lk);
+    auto dv = fused_gradient(v_, lv);
+    auto const dq_off = fused_offsets(lq, q_.batch);
+    auto const dk_off = fused_offsets(lk, k_.batch);
+    auto const dv_off = fused_offsets(lv, v_.batch);
+    backends::cpu::attention_backward<T>(p_, stats_.data(), stats_.data() + p_.batch * p_.queries,
+                                         {g, g_off.data(), gl.str[out_row_]}, {dq->data(), dq_off.data(), lq.str[q_.row]},
+                                         {dk->data(), dk_off.data(), lk.str[k_.row]},
+                                         {dv->data(), dv_off.data(), lv.str[v_.row]});
+    if (q_.state) autograd::add_gradient<cpu, T>(*q_.state, std::move(dq), dimtensor::detail::element_count(lq.ext));
+    if (k_.state) autograd::add_gradient<cpu, T>(*k_.state, std::move(dk), dimtensor::detail::element_count(lk.ext));
+    if (v_.state) autograd::add_gradient<cpu, T>(*v_.state, std::move(dv), dimtensor::detail::element_count(lv.ext));
+  }
+
+ private:
+  fused_side<T> q_, k_, v_;
+  std::vector<index_t> lens_;
+  std::vector<T> stats_;
+  run_layout out_;
+  run_positions out_batch_;
+  std::size_t out_row_;
+  backends::cpu::attention_problem<T> p_;
+  std::vector<index_t> off_q_, off_k_, off_v_;
+};
+
+/// @brief The run-time part of fused scaled dot-product attention: the
+/// output rows into @p out (layout @p lo, batch dims at @p out_batch, rows
+/// at @p out_row, features contiguous) from @p q, @p k, @p v, with the
+/// valid length of each query row in @p lens (entries, then Queries; empty:
+/// every key) and the scale √d; and, when @p record, the node of its
+/// backward pass (null otherwise).
+template <class T>
+std::shared_ptr<autograd::node> fused_attention_run(fused_side<T> q, fused_side<T> k, fused_side<T> v,
+                                                    std::vector<index_t> lens, T scale, T* out, run_layout const& lo,
+                                                    run_positions const& out_batch, std::size_t out_row, bool record) {
+  q = fused_dense_features(std::move(q));
+  k = fused_dense_features(std::move(k));
+  v = fused_dense_features(std::move(v));
+  auto const off_q = fused_offsets(q.layout, q.batch);
+  auto const off_k = fused_offsets(k.layout, k.batch);
+  auto const off_v = fused_offsets(v.layout, v.batch);
+  auto const off_o = fused_offsets(lo, out_batch);
+  backends::cpu::attention_problem<T> p;
+  p.batch = static_cast<index_t>(off_q.size());
+  p.queries = q.layout.ext[q.row];
+  p.kv = k.layout.ext[k.row];
+  p.d = q.layout.ext[q.feat];
+  p.dv = v.layout.ext[v.feat];
+  p.q = fused_view(q, q.data, off_q);
+  p.k = fused_view(k, k.data, off_k);
+  p.v = fused_view(v, v.data, off_v);
+  p.lens = lens.empty() ? nullptr : lens.data();
+  p.scale = scale;
+  std::vector<T> stats(static_cast<std::size_t>(2 * p.batch * p.queries));
+  backends::cpu::attention_forward<T>(p, {out, off_o.data(), lo.str[out_row]}, stats.data(),
+                                      stats.data() + p.batch * p.queries);
+  if (!record) return nullptr;
+  return std::make_shared<fused_attention_node<T>>(std::move(q), std::move(k), std::move(v), std::move(lens),
+                                                   std::move(stats), lo, out_batch, out_row, p);
+}
+
+/// @brief The backward pass of additive attention's fused scores.
+template <class T>
+class fused_additive_node final : public autograd::node {
+ public:
+  fused_additive_node(fused_side<T> q, fused_side<T> k, fused_side<T> w, std::vector<index_t> lens,
+                      backends::cpu::additive_problem<T> p)
+      : node("additive_scores"), q_(std::move(q)), k_(std::move(k)), w_(std::move(w)), lens_(std::move(lens)), p_(p) {
+    for (auto const* s : {&q_, &k_, &w_}) {
+      if (s->state) inputs.push_back(s->state);
+    }
+    off_q_ = fused_offsets(q_.layout, q_.batch);
+    off_k_ = fused_offsets(k_.layout, k_.batch);
+    p_.q = fused_view(q_, q_.data, off_q_);
+    p_.k = fused_view(k_, k_.data, off_k_);
+    p_.w = w_.data;
+    p_.lens = lens_.empty() ? nullptr : lens_.data();
+  }
+
+  void backward(autograd::tensor_state const& out) override {
+    T const* const g = static_cast<T const*>(out.grad_data);  // dense [batch…, Queries, KV]
+    run_layout lq, lk, lw;
+    auto dq = fused_gradient(q_, lq);
+    auto dk = fused_gradient(k_, lk);
+    auto dw = fused_gradient(w_, lw);
+    auto const dq_off = fused_offsets(lq, q_.batch);
+    auto const dk_off = fused_offsets(lk, k_.batch);
+    backends::cpu::additive_scores_backward<T>(p_, g, {dq->data(), dq_off.data(), lq.str[q_.row]},
+                                               {dk->data(), dk_off.data(), lk.str[k_.row]}, dw->data());
+    if (q_.state) autograd::add_gradient<cpu, T>(*q_.state, std::move(dq), dimtensor::detail::element_count(lq.ext));
+    if (k_.state) autograd::add_gradient<cpu, T>(*k_.state, std::move(dk), dimtensor::detail::element_count(lk.ext));
+    if (w_.state) autograd::add_gradient<cpu, T>(*w_.state, std::move(dw), dimtensor::detail::element_count(lw.ext));
+  }
+
+ private:
+  fused_side<T> q_, k_, w_;
+  std::vector<index_t> lens_;
+  backends::cpu::additive_problem<T> p_;
+  std::vector<index_t> off_q_, off_k_;
+};
+
+/// @brief The run-time part of additive attention's fused scores: writes
+/// the dense scores [batch…, Queries, KV] into @p out from the projected
+/// queries @p q, keys @p k and `w_v`'s weight @p w (its feature dim
+/// `feat`), with each query row's valid length in @p lens (empty: every
+/// key); and, when @p record, the node of its backward pass.
+template <class T>
+std::shared_ptr<autograd::node> fused_additive_run(fused_side<T> q, fused_side<T> k, fused_side<T> w,
+                                                   std::vector<index_t> lens, T* out, bool record) {
+  q = fused_dense_features(std::move(q));
+  k = fused_dense_features(std::move(k));
+  w = fused_dense_features(std::move(w));
+  auto const off_q = fused_offsets(q.layout, q.batch);
+  auto const off_k = fused_offsets(k.layout, k.batch);
+  backends::cpu::additive_problem<T> p;
+  p.batch = static_cast<index_t>(off_q.size());
+  p.queries = q.layout.ext[q.row];
+  p.kv = k.layout.ext[k.row];
+  p.hidden = q.layout.ext[q.feat];
+  p.q = fused_view(q, q.data, off_q);
+  p.k = fused_view(k, k.data, off_k);
+  p.w = w.data;
+  p.lens = lens.empty() ? nullptr : lens.data();
+  backends::cpu::additive_scores_forward<T>(p, out);
+  if (!record) return nullptr;
+  return std::make_shared<fused_additive_node<T>>(std::move(q), std::move(k), std::move(w), std::move(lens), p);
+}
+
+}  // namespace dimtensor::nn::detail
