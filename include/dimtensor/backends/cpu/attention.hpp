@@ -347,7 +347,8 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
   detail::attention_single_threaded_blas();
   std::vector<index_t> const order = detail::attention_row_order(p);
   auto const tiles = detail::attention_block_work(p, blocks, order).second;
-  index_t const cost = attention_block * std::max<index_t>(p.kv, 1) * (p.d + p.dv);
+  // Per block: its rows (fewer than a whole block when the queries are few) times the keys and features.
+  index_t const cost = std::min(attention_block, p.queries) * std::max<index_t>(p.kv, 1) * (p.d + p.dv);
   struct buffers {
     std::vector<T> scores, qbuf, obuf;
     std::vector<T> mean;  // the mean of an entry's values, for rows of valid length 0
@@ -625,7 +626,7 @@ template <class T>
 void additive_scores_forward(additive_problem<T> const& p, T* scores) {
   if (p.batch == 0 || p.queries == 0 || p.kv == 0) return;
   index_t const chunks = (p.queries + detail::additive_rows - 1) / detail::additive_rows;
-  index_t const cost = detail::additive_rows * p.kv * p.hidden * 8;
+  index_t const cost = std::min(detail::additive_rows, p.queries) * p.kv * p.hidden * 8;
   parallel_for(p.batch * chunks, cost, [&](index_t begin, index_t end) {
     detail::additive_keys<T> keys(p);
     index_t loaded = -1;

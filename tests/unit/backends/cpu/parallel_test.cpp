@@ -89,6 +89,51 @@ TEST_CASE("parallel: the cost per item counts towards the grain", "[backends][cp
   CHECK(few.chunks.size() == 1);
 }
 
+TEST_CASE("parallel: parallel_for_dynamic takes every item once, with one state per thread",
+          "[backends][cpu][parallel]") {
+  thread_guard guard;
+  for (int threads : {1, 2, 3}) {
+    dt::set_num_threads(threads);
+    for (index_t n : {index_t{1}, index_t{7}, index_t{1000}}) {
+      for (index_t cost : {index_t{1}, index_t{100000}}) {
+        INFO("threads " << threads << ", n " << n << ", cost " << cost);
+        std::vector<std::atomic<int>> hits(static_cast<std::size_t>(n));
+        std::atomic<int> states{0};
+#if defined(_OPENMP)
+        std::mutex mutex;
+        std::set<int> owners;  // the threads that took items
+#endif
+        dt::backends::cpu::parallel_for_dynamic(
+            n, cost,
+            [&] {
+              states.fetch_add(1);
+              return std::vector<int>(4, 0);  // a scratch buffer
+            },
+            [&](std::vector<int>& state, index_t i) {
+              state[0] += 1;
+              hits[static_cast<std::size_t>(i)].fetch_add(1);
+#if defined(_OPENMP)
+              std::lock_guard lock(mutex);
+              owners.insert(omp_get_thread_num());
+#endif
+            });
+        for (auto const& h : hits) REQUIRE(h.load() == 1);
+        CHECK(states.load() >= 1);
+        CHECK(states.load() <= threads);
+#if defined(_OPENMP)
+        // Only work large enough for threads gets them; each thread that took an item made its own state.
+        if (n * cost < dt::backends::cpu::parallel_grain || n == 1) CHECK(states.load() == 1);
+        CHECK(owners.size() <= static_cast<std::size_t>(states.load()));
+#endif
+      }
+    }
+  }
+  int calls = 0;
+  dt::backends::cpu::parallel_for_dynamic(
+      0, 1'000'000, [] { return 0; }, [&](int&, index_t) { ++calls; });
+  CHECK(calls == 0);
+}
+
 TEST_CASE("parallel: n = 0 calls nothing", "[backends][cpu][parallel]") {
   int calls = 0;
   parallel_for(0, 1'000'000, [&](index_t, index_t) { ++calls; });
