@@ -16,8 +16,9 @@
 /// contraction, the division, masked_softmax, the contraction), up to the
 /// order of the sums inside the matrix products.
 ///
-/// Tiling: the queries of a batch entry are taken `attention_block` rows at
-/// a time.  A block's scores over the keys it attends to (up to its longest
+/// Tiling: the queries of a batch entry are taken a block of rows at a
+/// time (attention_block_rows: 64, or up to 256 when an entry's rows share
+/// one length).  A block's scores over the keys it attends to (up to its longest
 /// valid length: masked keys are neither multiplied nor exponentiated) are
 /// one BLAS product into a per-thread buffer of block × KV elements, turned
 /// into softmax numerators in place (a sweep for the maximum, one for the
@@ -61,8 +62,22 @@
 
 namespace dimtensor::backends::cpu {
 
-/// The query rows a fused attention kernel takes at a time.
+/// The fewest query rows a fused attention kernel takes at a time.
 inline constexpr index_t attention_block = 64;
+/// The most (the size of the kernels' per-block arrays).
+inline constexpr index_t attention_block_max = 256;
+
+/// @brief The query rows of a block for a problem with @p kv keys: 64 when
+/// the rows of an entry have different lengths (they are taken longest
+/// first, and a block's products run to its longest row); else as many,
+/// up to 256, as keep the block's scores within 2^19 elements (2 MiB of
+/// float): larger blocks share the packing of the keys and values among
+/// more rows (1-D lengths, B16·512·512·64, one thread: 8.6 -> 7.8 ms).
+inline index_t attention_block_rows(index_t kv, bool uniform_lengths) {
+  if (!uniform_lengths) return attention_block;
+  index_t const fit = (index_t{1} << 19) / std::max<index_t>(kv, 1);
+  return std::clamp(fit / attention_block * attention_block, attention_block, attention_block_max);
+}
 
 /// @brief One operand of the fused attention kernels: entry b's row r,
 /// feature f is `data[batch_offset[b] + r * row_stride + f]`.
@@ -302,13 +317,13 @@ std::vector<index_t> attention_row_order(attention_problem<T> const& p) {
 /// balance out.
 template <class T>
 std::pair<std::vector<index_t>, std::vector<index_t>> attention_block_work(attention_problem<T> const& p,
-                                                                           index_t blocks,
+                                                                           index_t block, index_t blocks,
                                                                            std::vector<index_t> const& order) {
   std::vector<index_t> work(static_cast<std::size_t>(p.batch * blocks));
   for (index_t b = 0; b < p.batch; ++b) {
     for (index_t blk = 0; blk < blocks; ++blk) {
-      index_t const i0 = blk * attention_block;
-      index_t const rows = std::min(attention_block, p.queries - i0);
+      index_t const i0 = blk * block;
+      index_t const rows = std::min(block, p.queries - i0);
       index_t width = 0;
       for (index_t r = 0; r < rows; ++r) {
         index_t const i = order.empty() ? i0 + r : order[static_cast<std::size_t>(b * p.queries + i0 + r)];
@@ -343,34 +358,35 @@ std::pair<T const*, index_t> attention_gather(attention_operand<P> const& x, ind
 template <class T>
 void attention_forward(attention_problem<T> const& p, attention_operand<T> const& o, T* row_max, T* row_inv) {
   if (p.batch == 0 || p.queries == 0 || p.dv == 0) return;
-  index_t const blocks = (p.queries + attention_block - 1) / attention_block;
   detail::attention_single_threaded_blas();
   std::vector<index_t> const order = detail::attention_row_order(p);
-  auto const tiles = detail::attention_block_work(p, blocks, order).second;
+  index_t const block = attention_block_rows(p.kv, order.empty());
+  index_t const blocks = (p.queries + block - 1) / block;
+  auto const tiles = detail::attention_block_work(p, block, blocks, order).second;
   // Per block: its rows (fewer than a whole block when the queries are few) times the keys and features.
-  index_t const cost = std::min(attention_block, p.queries) * std::max<index_t>(p.kv, 1) * (p.d + p.dv);
+  index_t const cost = std::min(block, p.queries) * std::max<index_t>(p.kv, 1) * (p.d + p.dv);
   struct buffers {
     std::vector<T> scores, qbuf, obuf;
     std::vector<T> mean;  // the mean of an entry's values, for rows of valid length 0
   };
   auto const make = [&] {
     buffers buf;
-    buf.scores.resize(static_cast<std::size_t>(attention_block * std::max<index_t>(p.kv, 1)));
+    buf.scores.resize(static_cast<std::size_t>(block * std::max<index_t>(p.kv, 1)));
     if (!order.empty()) {
-      buf.qbuf.resize(static_cast<std::size_t>(attention_block * p.d));
-      buf.obuf.resize(static_cast<std::size_t>(attention_block * p.dv));
+      buf.qbuf.resize(static_cast<std::size_t>(block * p.d));
+      buf.obuf.resize(static_cast<std::size_t>(block * p.dv));
     }
     return buf;
   };
   parallel_for_dynamic(p.batch * blocks, cost, make, [&](buffers& buf, index_t n) {
     auto& [scores, qbuf, obuf, mean] = buf;
-    index_t len[attention_block], idx[attention_block];
-    T m[attention_block], inv[attention_block];
+    index_t len[attention_block_max], idx[attention_block_max];
+    T m[attention_block_max], inv[attention_block_max];
     {
       index_t const t = tiles[static_cast<std::size_t>(n)];
       index_t const b = t / blocks;
-      index_t const i0 = (t % blocks) * attention_block;
-      index_t const rows = std::min(attention_block, p.queries - i0);
+      index_t const i0 = (t % blocks) * block;
+      index_t const rows = std::min(block, p.queries - i0);
       bool const direct = order.empty();
       index_t width = 0;
       bool any_empty = false;
@@ -427,14 +443,15 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
                         attention_operand<T const> const& g, attention_operand<T> const& dq,
                         attention_operand<T> const& dk, attention_operand<T> const& dv) {
   if (p.batch == 0 || p.queries == 0) return;
-  index_t const blocks = (p.queries + attention_block - 1) / attention_block;
   detail::attention_single_threaded_blas();
   std::vector<index_t> const order = detail::attention_row_order(p);
+  index_t const block = attention_block_rows(p.kv, order.empty());
+  index_t const blocks = (p.queries + block - 1) / block;
   // Threads take whole entries (their keys' and values' gradients are sums
   // over the entry's blocks), the most work first.
   std::vector<index_t> entries(static_cast<std::size_t>(p.batch));
   {
-    auto const work = detail::attention_block_work(p, blocks, order).first;
+    auto const work = detail::attention_block_work(p, block, blocks, order).first;
     std::vector<index_t> total(static_cast<std::size_t>(p.batch), 0);
     for (index_t t = 0; t < p.batch * blocks; ++t) total[static_cast<std::size_t>(t / blocks)] += work[static_cast<std::size_t>(t)];
     for (index_t b = 0; b < p.batch; ++b) entries[static_cast<std::size_t>(b)] = b;
@@ -448,12 +465,12 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
   };
   auto const make = [&] {
     buffers buf;
-    buf.weights.resize(static_cast<std::size_t>(attention_block * std::max<index_t>(p.kv, 1)));
+    buf.weights.resize(static_cast<std::size_t>(block * std::max<index_t>(p.kv, 1)));
     buf.dweights.resize(buf.weights.size());
     if (!order.empty()) {
-      buf.qbuf.resize(static_cast<std::size_t>(attention_block * p.d));
-      buf.gbuf.resize(static_cast<std::size_t>(attention_block * p.dv));
-      buf.dqbuf.resize(static_cast<std::size_t>(attention_block * p.d));
+      buf.qbuf.resize(static_cast<std::size_t>(block * p.d));
+      buf.gbuf.resize(static_cast<std::size_t>(block * p.dv));
+      buf.dqbuf.resize(static_cast<std::size_t>(block * p.d));
     }
     return buf;
   };
@@ -461,13 +478,13 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
   detail::scale_divisor<T> const divisor{p.scale};
   parallel_for_dynamic(p.batch, cost, make, [&](buffers& buf, index_t n) {
     auto& [weights, dweights, qbuf, gbuf, dqbuf] = buf;
-    index_t len[attention_block], idx[attention_block];
-    T m[attention_block], inv[attention_block];
+    index_t len[attention_block_max], idx[attention_block_max];
+    T m[attention_block_max], inv[attention_block_max];
     {
       index_t const b = entries[static_cast<std::size_t>(n)];
       for (index_t blk = 0; blk < blocks; ++blk) {
-        index_t const i0 = blk * attention_block;
-        index_t const rows = std::min(attention_block, p.queries - i0);
+        index_t const i0 = blk * block;
+        index_t const rows = std::min(block, p.queries - i0);
         index_t width = 0;
         for (index_t r = 0; r < rows; ++r) {
           idx[r] = direct ? i0 + r : order[static_cast<std::size_t>(b * p.queries + i0 + r)];

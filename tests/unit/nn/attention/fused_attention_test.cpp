@@ -3,7 +3,7 @@
 // CPU when dropout is off.  Its output and its gradients against the unfused
 // path written out here (contract, masked_softmax, contract, and autograd
 // through them), for 1-D, 2-D, typed, optional and no lengths, rows of
-// length 0, several query blocks, the named multi-head layout read in place
+// length 0, several query blocks of both sizes, the named multi-head layout read in place
 // and strided operands; finite differences in double; the weights computed
 // when asked for; which operands the fused path takes.  Additive attention's
 // fused scores (no [Queries, KV, Hidden] features) against its unfused path,
@@ -77,14 +77,27 @@ TEST_CASE("fused attention: the operands it takes", "[nn][attention][fused]") {
   static_assert(!plan_two_value_dims::ok);      // values with a dim the queries lack
 }
 
+TEST_CASE("fused attention: rows per block", "[nn][attention][fused]") {
+  using dt::backends::cpu::attention_block_rows;
+  CHECK(attention_block_rows(70, true) == 256);
+  CHECK(attention_block_rows(2048, true) == 256);  // 2^19 scores
+  CHECK(attention_block_rows(4096, true) == 128);
+  CHECK(attention_block_rows(8192, true) == 64);
+  CHECK(attention_block_rows(1 << 20, true) == 64);  // never fewer than 64
+  CHECK(attention_block_rows(0, true) == 256);
+  CHECK(attention_block_rows(70, false) == 64);  // rows of different lengths
+}
+
 TEMPLATE_TEST_CASE("fused attention: the unfused path's output and gradients", "[nn][attention][fused]", float,
                    double) {
   using T = TestType;
   double const tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
-  // 150 queries: three blocks of the kernel, the last one partial.
+  // 600 queries: three blocks of the kernel where an entry's rows share one
+  // length (256 rows a block), ten under 2-D lengths (64); the last one partial.
+  static_assert(dt::backends::cpu::attention_block_max == 256 && dt::backends::cpu::attention_block == 64);
   auto const seed = GENERATE(1u, 2u);
   dt::generator gen(seed);
-  index_t const b = 3, nq = 150, nk = 70, d = 12, dv = 5;
+  index_t const b = 3, nq = 600, nk = 70, d = 12, dv = 5;
   auto q = dt::randn<T>(gen, Batch(b), Queries(nq), Feat(d));
   auto k = dt::randn<T>(gen, Batch(b), KVPairs(nk), Feat(d));
   auto v = dt::randn<T>(gen, Batch(b), KVPairs(nk), ValueFeat(dv));
