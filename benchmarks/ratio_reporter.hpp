@@ -111,10 +111,13 @@ inline int set_threads() {
 /// libtorch benchmark gets them back first.
 inline void register_timed(char const* name, void (*fn)(benchmark::State&)) {
   if (std::string(name).rfind("libtorch/", 0) == 0) {
-    benchmark::RegisterBenchmark(name, [fn](benchmark::State& state) {
-      dimtensor::backends::cpu::detail::set_blas_threads(dimtensor::get_num_threads());
-      fn(state);
-    })->UseRealTime()->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(name,
+                                 [fn](benchmark::State& state) {
+                                   dimtensor::backends::cpu::detail::set_blas_threads(dimtensor::get_num_threads());
+                                   fn(state);
+                                 })
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
     return;
   }
   benchmark::RegisterBenchmark(name, fn)->UseRealTime()->Unit(benchmark::kMillisecond);

@@ -60,97 +60,97 @@
   how void backend_strided_copy<T, R>(cpu, T*, std::array<index_t, R> const&, T const*,                  \
                                       std::array<index_t, R> const&, std::array<index_t, R> const&);
 
-#define DIMTENSOR_INSTANCES_(how, T)                                                                             \
-  how void backend_copy<T>(cpu, T*, T const*, index_t);                                                          \
-  how void backend_fill<T>(cpu, T*, index_t, T);                                                                 \
-  how void backend_softmax<T>(cpu, T const*, T*, index_t, index_t, index_t);                                     \
-  how void backend_log_softmax<T>(cpu, T const*, T*, index_t, index_t, index_t);                                 \
-  how void backend_softmax_backward<T>(cpu, T const*, T const*, T*, index_t, index_t, index_t);                  \
-  how void backend_log_softmax_backward<T>(cpu, T const*, T const*, T*, index_t, index_t, index_t);              \
-  how void backend_sum<T, T>(cpu, T const*, T*, index_t, index_t, index_t);                                      \
-  how void backend_mean<T>(cpu, T const*, T*, index_t, index_t, index_t);                                        \
-  how void backend_max<T>(cpu, T const*, T*, index_t, index_t, index_t);                                         \
-  how void backend_min<T>(cpu, T const*, T*, index_t, index_t, index_t);                                         \
-  how void backend_argmax<T>(cpu, T const*, std::int64_t*, index_t, index_t, index_t);                           \
-  how void backend_extremum_backward<T>(cpu, T const*, T const*, T const*, T*, index_t, index_t, index_t);       \
-  how void backend_extremum_all_backward<T>(cpu, T const*, index_t, T, T, T*);                                   \
-  how void backend_gemm_batched<T>(cpu, index_t, index_t, index_t, index_t, kernel::strided_matrix<T const>,     \
-                                   kernel::strided_matrix<T const>, kernel::strided_matrix<T>);                  \
-  DIMTENSOR_INSTANCES_INDEX_(how, T, std::int32_t)                                                               \
-  DIMTENSOR_INSTANCES_INDEX_(how, T, std::int64_t)                                                               \
-  DIMTENSOR_INSTANCES_RANK_(how, T, 1)                                                                           \
-  DIMTENSOR_INSTANCES_RANK_(how, T, 2)                                                                           \
-  DIMTENSOR_INSTANCES_RANK_(how, T, 3)                                                                           \
-  DIMTENSOR_INSTANCES_RANK_(how, T, 4)                                                                           \
-  DIMTENSOR_INSTANCES_RANK_(how, T, 5)                                                                           \
-  DIMTENSOR_INSTANCES_RANK_(how, T, 6)                                                                           \
-  DIMTENSOR_INSTANCES_RANK_(how, T, 7)                                                                           \
-  DIMTENSOR_INSTANCES_RANK_(how, T, 8)                                                                           \
-  how void autograd::add_gradient<cpu, T>(autograd::tensor_state&, T const*, index_t);                          \
-  how void autograd::add_gradient<cpu, T>(autograd::tensor_state&, std::shared_ptr<cpu::storage<T>>, index_t);  \
-  how std::pair<std::shared_ptr<cpu::storage<T>>, T const*> autograd::sum_broadcast<cpu, T>(                    \
-      T const*, autograd::padded_extents&, autograd::broadcast_mask const&);                                     \
-  how void autograd::accumulate_gradient<cpu, T>(autograd::tensor_state&, T const*, autograd::padded_extents,   \
-                                                 autograd::broadcast_mask const&);                               \
-  how void autograd::detail::read_leaf<cpu, T, float>(autograd::program_leaf<T> const&,                         \
-                                                      autograd::padded_extents const&, T*);                      \
-  how void autograd::detail::read_leaf<cpu, T, double>(autograd::program_leaf<T> const&,                        \
-                                                       autograd::padded_extents const&, T*);                     \
-  how void autograd::detail::read_leaf<cpu, T, std::int32_t>(autograd::program_leaf<T> const&,                  \
-                                                             autograd::padded_extents const&, T*);               \
-  how void autograd::detail::read_leaf<cpu, T, std::int64_t>(autograd::program_leaf<T> const&,                  \
-                                                             autograd::padded_extents const&, T*);               \
-  how void autograd::detail::read_leaf<cpu, T, bool>(autograd::program_leaf<T> const&,                          \
-                                                     autograd::padded_extents const&, T*);                       \
-  how void autograd::detail::accumulate_leaf<cpu, T, float>(autograd::program_leaf<T> const&,                   \
-                                                            autograd::padded_extents const&, T const*);          \
-  how void autograd::detail::accumulate_leaf<cpu, T, double>(autograd::program_leaf<T> const&,                  \
-                                                             autograd::padded_extents const&, T const*);         \
-  how std::shared_ptr<autograd::node> autograd::copy_node<cpu, T>(std::string_view,                             \
+#define DIMTENSOR_INSTANCES_(how, T)                                                                                 \
+  how void backend_copy<T>(cpu, T*, T const*, index_t);                                                              \
+  how void backend_fill<T>(cpu, T*, index_t, T);                                                                     \
+  how void backend_softmax<T>(cpu, T const*, T*, index_t, index_t, index_t);                                         \
+  how void backend_log_softmax<T>(cpu, T const*, T*, index_t, index_t, index_t);                                     \
+  how void backend_softmax_backward<T>(cpu, T const*, T const*, T*, index_t, index_t, index_t);                      \
+  how void backend_log_softmax_backward<T>(cpu, T const*, T const*, T*, index_t, index_t, index_t);                  \
+  how void backend_sum<T, T>(cpu, T const*, T*, index_t, index_t, index_t);                                          \
+  how void backend_mean<T>(cpu, T const*, T*, index_t, index_t, index_t);                                            \
+  how void backend_max<T>(cpu, T const*, T*, index_t, index_t, index_t);                                             \
+  how void backend_min<T>(cpu, T const*, T*, index_t, index_t, index_t);                                             \
+  how void backend_argmax<T>(cpu, T const*, std::int64_t*, index_t, index_t, index_t);                               \
+  how void backend_extremum_backward<T>(cpu, T const*, T const*, T const*, T*, index_t, index_t, index_t);           \
+  how void backend_extremum_all_backward<T>(cpu, T const*, index_t, T, T, T*);                                       \
+  how void backend_gemm_batched<T>(cpu, index_t, index_t, index_t, index_t, kernel::strided_matrix<T const>,         \
+                                   kernel::strided_matrix<T const>, kernel::strided_matrix<T>);                      \
+  DIMTENSOR_INSTANCES_INDEX_(how, T, std::int32_t)                                                                   \
+  DIMTENSOR_INSTANCES_INDEX_(how, T, std::int64_t)                                                                   \
+  DIMTENSOR_INSTANCES_RANK_(how, T, 1)                                                                               \
+  DIMTENSOR_INSTANCES_RANK_(how, T, 2)                                                                               \
+  DIMTENSOR_INSTANCES_RANK_(how, T, 3)                                                                               \
+  DIMTENSOR_INSTANCES_RANK_(how, T, 4)                                                                               \
+  DIMTENSOR_INSTANCES_RANK_(how, T, 5)                                                                               \
+  DIMTENSOR_INSTANCES_RANK_(how, T, 6)                                                                               \
+  DIMTENSOR_INSTANCES_RANK_(how, T, 7)                                                                               \
+  DIMTENSOR_INSTANCES_RANK_(how, T, 8)                                                                               \
+  how void autograd::add_gradient<cpu, T>(autograd::tensor_state&, T const*, index_t);                               \
+  how void autograd::add_gradient<cpu, T>(autograd::tensor_state&, std::shared_ptr<cpu::storage<T>>, index_t);       \
+  how std::pair<std::shared_ptr<cpu::storage<T>>, T const*> autograd::sum_broadcast<cpu, T>(                         \
+      T const*, autograd::padded_extents&, autograd::broadcast_mask const&);                                         \
+  how void autograd::accumulate_gradient<cpu, T>(autograd::tensor_state&, T const*, autograd::padded_extents,        \
+                                                 autograd::broadcast_mask const&);                                   \
+  how void autograd::detail::read_leaf<cpu, T, float>(autograd::program_leaf<T> const&,                              \
+                                                      autograd::padded_extents const&, T*);                          \
+  how void autograd::detail::read_leaf<cpu, T, double>(autograd::program_leaf<T> const&,                             \
+                                                       autograd::padded_extents const&, T*);                         \
+  how void autograd::detail::read_leaf<cpu, T, std::int32_t>(autograd::program_leaf<T> const&,                       \
+                                                             autograd::padded_extents const&, T*);                   \
+  how void autograd::detail::read_leaf<cpu, T, std::int64_t>(autograd::program_leaf<T> const&,                       \
+                                                             autograd::padded_extents const&, T*);                   \
+  how void autograd::detail::read_leaf<cpu, T, bool>(autograd::program_leaf<T> const&,                               \
+                                                     autograd::padded_extents const&, T*);                           \
+  how void autograd::detail::accumulate_leaf<cpu, T, float>(autograd::program_leaf<T> const&,                        \
+                                                            autograd::padded_extents const&, T const*);              \
+  how void autograd::detail::accumulate_leaf<cpu, T, double>(autograd::program_leaf<T> const&,                       \
+                                                             autograd::padded_extents const&, T const*);             \
+  how std::shared_ptr<autograd::node> autograd::copy_node<cpu, T>(std::string_view,                                  \
                                                                   std::shared_ptr<autograd::tensor_state>, index_t); \
-  how class autograd::program_node<cpu, T>;                                                                      \
-  how class autograd::view_node<cpu, T>;                                                                         \
-  how std::shared_ptr<autograd::node> autograd::make_view_node<cpu, T>(                                          \
-      std::string_view, std::shared_ptr<autograd::tensor_state>, index_t, autograd::padded_extents const&,       \
-      autograd::padded_extents const&, index_t);                                                                 \
-  how void detail::copy_permuted<cpu, T>(T*, T const*, detail::run_layout const&, detail::run_positions const&); \
-  how struct detail::matrix_operand<cpu, T>;                                                                     \
-  how void detail::batched_product<cpu, T>(                                                                      \
-      T const*, detail::run_layout const&, detail::run_positions const&, detail::run_positions const&,           \
-      detail::run_positions const&, T const*, detail::run_layout const&, detail::run_positions const&,           \
-      detail::run_positions const&, detail::run_positions const&, T*, detail::run_layout const&,                 \
-      detail::run_positions const&, detail::run_positions const&, detail::run_positions const&);                 \
-  how std::shared_ptr<autograd::node> detail::contract_run<cpu, T>(                                               \
-      std::string_view, detail::contract_side<T>, detail::contract_side<T>, T*, detail::run_layout const&,        \
-      detail::run_positions const&, detail::run_positions const&, detail::run_positions const&, bool);           \
-  how class detail::contract_node<cpu, T>;                                                                       \
-  how class detail::line_node<cpu, T>;                                                                           \
-  how nn::detail::gru_saved<T, cpu> nn::detail::gru_layer_pass<T, cpu>(                                          \
-      nn::detail::gru_weights<T, cpu> const&, nn::detail::gru_input<T, cpu> const&,                              \
-      std::optional<nn::detail::gru_state<T, cpu>> const&, index_t);                                             \
-  how class nn::detail::gru_layer_node<T, cpu>;                                                                  \
-  how std::pair<nn::detail::gru_seq<T, cpu>, std::shared_ptr<autograd::node>> nn::detail::gru_layer_run<T, cpu>( \
-      nn::detail::gru_weights<T, cpu> const&, nn::detail::gru_input<T, cpu> const&,                              \
-      std::shared_ptr<autograd::tensor_state>, std::optional<nn::detail::gru_state<T, cpu>> const&,              \
-      std::shared_ptr<autograd::tensor_state>, index_t, bool);                                                   \
-  how class nn::detail::gru_final_node<T, cpu>;                                                                  \
-  how void backends::cpu::attention_forward<T>(backends::cpu::attention_problem<T> const&,                        \
-                                               backends::cpu::attention_operand<T> const&, T*, T*);              \
-  how void backends::cpu::attention_backward<T>(                                                                 \
-      backends::cpu::attention_problem<T> const&, T const*, T const*,                                            \
-      backends::cpu::attention_operand<T const> const&, backends::cpu::attention_operand<T> const&,              \
-      backends::cpu::attention_operand<T> const&, backends::cpu::attention_operand<T> const&);                   \
-  how void backends::cpu::additive_scores_forward<T>(backends::cpu::additive_problem<T> const&, T*);             \
-  how void backends::cpu::additive_scores_backward<T>(backends::cpu::additive_problem<T> const&, T const*,       \
-                                                      backends::cpu::attention_operand<T> const&,                \
-                                                      backends::cpu::attention_operand<T> const&, T*);           \
-  how std::shared_ptr<autograd::node> nn::detail::fused_attention_run<T>(                                        \
-      nn::detail::fused_side<T>, nn::detail::fused_side<T>, nn::detail::fused_side<T>, std::vector<index_t>, T,    \
-      T*, detail::run_layout const&, detail::run_positions const&, std::size_t, bool);                           \
-  how class nn::detail::fused_attention_node<T>;                                                                 \
-  how std::shared_ptr<autograd::node> nn::detail::fused_additive_run<T>(                                         \
-      nn::detail::fused_side<T>, nn::detail::fused_side<T>, nn::detail::fused_side<T>, std::vector<index_t>, T*,   \
-      bool);                                                                                                     \
+  how class autograd::program_node<cpu, T>;                                                                          \
+  how class autograd::view_node<cpu, T>;                                                                             \
+  how std::shared_ptr<autograd::node> autograd::make_view_node<cpu, T>(                                              \
+      std::string_view, std::shared_ptr<autograd::tensor_state>, index_t, autograd::padded_extents const&,           \
+      autograd::padded_extents const&, index_t);                                                                     \
+  how void detail::copy_permuted<cpu, T>(T*, T const*, detail::run_layout const&, detail::run_positions const&);     \
+  how struct detail::matrix_operand<cpu, T>;                                                                         \
+  how void detail::batched_product<cpu, T>(                                                                          \
+      T const*, detail::run_layout const&, detail::run_positions const&, detail::run_positions const&,               \
+      detail::run_positions const&, T const*, detail::run_layout const&, detail::run_positions const&,               \
+      detail::run_positions const&, detail::run_positions const&, T*, detail::run_layout const&,                     \
+      detail::run_positions const&, detail::run_positions const&, detail::run_positions const&);                     \
+  how std::shared_ptr<autograd::node> detail::contract_run<cpu, T>(                                                  \
+      std::string_view, detail::contract_side<T>, detail::contract_side<T>, T*, detail::run_layout const&,           \
+      detail::run_positions const&, detail::run_positions const&, detail::run_positions const&, bool);               \
+  how class detail::contract_node<cpu, T>;                                                                           \
+  how class detail::line_node<cpu, T>;                                                                               \
+  how nn::detail::gru_saved<T, cpu> nn::detail::gru_layer_pass<T, cpu>(                                              \
+      nn::detail::gru_weights<T, cpu> const&, nn::detail::gru_input<T, cpu> const&,                                  \
+      std::optional<nn::detail::gru_state<T, cpu>> const&, index_t);                                                 \
+  how class nn::detail::gru_layer_node<T, cpu>;                                                                      \
+  how std::pair<nn::detail::gru_seq<T, cpu>, std::shared_ptr<autograd::node>> nn::detail::gru_layer_run<T, cpu>(     \
+      nn::detail::gru_weights<T, cpu> const&, nn::detail::gru_input<T, cpu> const&,                                  \
+      std::shared_ptr<autograd::tensor_state>, std::optional<nn::detail::gru_state<T, cpu>> const&,                  \
+      std::shared_ptr<autograd::tensor_state>, index_t, bool);                                                       \
+  how class nn::detail::gru_final_node<T, cpu>;                                                                      \
+  how void backends::cpu::attention_forward<T>(backends::cpu::attention_problem<T> const&,                           \
+                                               backends::cpu::attention_operand<T> const&, T*, T*);                  \
+  how void backends::cpu::attention_backward<T>(                                                                     \
+      backends::cpu::attention_problem<T> const&, T const*, T const*,                                                \
+      backends::cpu::attention_operand<T const> const&, backends::cpu::attention_operand<T> const&,                  \
+      backends::cpu::attention_operand<T> const&, backends::cpu::attention_operand<T> const&);                       \
+  how void backends::cpu::additive_scores_forward<T>(backends::cpu::additive_problem<T> const&, T*);                 \
+  how void backends::cpu::additive_scores_backward<T>(backends::cpu::additive_problem<T> const&, T const*,           \
+                                                      backends::cpu::attention_operand<T> const&,                    \
+                                                      backends::cpu::attention_operand<T> const&, T*);               \
+  how std::shared_ptr<autograd::node> nn::detail::fused_attention_run<T>(                                            \
+      nn::detail::fused_side<T>, nn::detail::fused_side<T>, nn::detail::fused_side<T>, std::vector<index_t>, T, T*,  \
+      detail::run_layout const&, detail::run_positions const&, std::size_t, bool);                                   \
+  how class nn::detail::fused_attention_node<T>;                                                                     \
+  how std::shared_ptr<autograd::node> nn::detail::fused_additive_run<T>(                                             \
+      nn::detail::fused_side<T>, nn::detail::fused_side<T>, nn::detail::fused_side<T>, std::vector<index_t>, T*,     \
+      bool);                                                                                                         \
   how class nn::detail::fused_additive_node<T>;
 /// @endcond
 

@@ -316,8 +316,8 @@ std::vector<index_t> attention_row_order(attention_problem<T> const& p) {
 /// blocks one at a time in that order, so that blocks of uneven lengths
 /// balance out.
 template <class T>
-std::pair<std::vector<index_t>, std::vector<index_t>> attention_block_work(attention_problem<T> const& p,
-                                                                           index_t block, index_t blocks,
+std::pair<std::vector<index_t>, std::vector<index_t>> attention_block_work(attention_problem<T> const& p, index_t block,
+                                                                           index_t blocks,
                                                                            std::vector<index_t> const& order) {
   std::vector<index_t> work(static_cast<std::size_t>(p.batch * blocks));
   for (index_t b = 0; b < p.batch; ++b) {
@@ -453,7 +453,8 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
   {
     auto const work = detail::attention_block_work(p, block, blocks, order).first;
     std::vector<index_t> total(static_cast<std::size_t>(p.batch), 0);
-    for (index_t t = 0; t < p.batch * blocks; ++t) total[static_cast<std::size_t>(t / blocks)] += work[static_cast<std::size_t>(t)];
+    for (index_t t = 0; t < p.batch * blocks; ++t)
+      total[static_cast<std::size_t>(t / blocks)] += work[static_cast<std::size_t>(t)];
     for (index_t b = 0; b < p.batch; ++b) entries[static_cast<std::size_t>(b)] = b;
     std::stable_sort(entries.begin(), entries.end(), [&total](index_t x, index_t y) {
       return total[static_cast<std::size_t>(x)] > total[static_cast<std::size_t>(y)];
@@ -712,7 +713,9 @@ void additive_scores_backward(additive_problem<T> const& p, T const* dscores, at
   };
   parallel_for_dynamic(
       p.batch, p.queries * kv * p.hidden * 12,
-      [&] { return buffers{detail::additive_keys<T>(p), std::vector<T>(static_cast<std::size_t>(p.hidden * kv))}; },
+      [&] {
+        return buffers{detail::additive_keys<T>(p), std::vector<T>(static_cast<std::size_t>(p.hidden * kv))};
+      },
       [&](buffers& buf, index_t n) {
         index_t const b = order[static_cast<std::size_t>(n)];
         T* part = dw_parts.data() + b * p.hidden;

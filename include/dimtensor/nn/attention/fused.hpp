@@ -206,10 +206,10 @@ auto fused_attention(QT const& q, KT const& k, VT const& v, L const&... valid_le
   bool const record = autograd::should_record(q, k, v);
   // d2l divides by math.sqrt(d): a double, rounded to T.
   T const scale = static_cast<T>(std::sqrt(static_cast<double>(d)));
-  auto node = fused_attention_run<T>(
-      fused_side_of<batch, Queries, Feat>(q), fused_side_of<batch, KV, Feat>(k), fused_side_of<batch, KV, VF>(v),
-      std::move(lens), scale, out.data(), run_layout(out.extents(), out.strides()), positions_in<OS, batch>::value,
-      index_of_v<Queries, OS>, record);
+  auto node = fused_attention_run<T>(fused_side_of<batch, Queries, Feat>(q), fused_side_of<batch, KV, Feat>(k),
+                                     fused_side_of<batch, KV, VF>(v), std::move(lens), scale, out.data(),
+                                     run_layout(out.extents(), out.strides()), positions_in<OS, batch>::value,
+                                     index_of_v<Queries, OS>, record);
   if (node) out.attach_grad_fn(std::move(node));
   return out;
 }

@@ -109,8 +109,16 @@ class fused_attention_node final : public autograd::node {
   fused_attention_node(fused_side<T> q, fused_side<T> k, fused_side<T> v, std::vector<index_t> lens,
                        std::vector<T> stats, run_layout out, run_positions out_batch, std::size_t out_row,
                        backends::cpu::attention_problem<T> p)
-      : node("scaled_dot_product_attention"), q_(std::move(q)), k_(std::move(k)), v_(std::move(v)),
-        lens_(std::move(lens)), stats_(std::move(stats)), out_(out), out_batch_(out_batch), out_row_(out_row), p_(p) {
+      : node("scaled_dot_product_attention"),
+        q_(std::move(q)),
+        k_(std::move(k)),
+        v_(std::move(v)),
+        lens_(std::move(lens)),
+        stats_(std::move(stats)),
+        out_(out),
+        out_batch_(out_batch),
+        out_row_(out_row),
+        p_(p) {
     for (auto const* s : {&q_, &k_, &v_}) {
       if (s->state) inputs.push_back(s->state);
     }
@@ -134,10 +142,10 @@ class fused_attention_node final : public autograd::node {
     auto const dq_off = fused_offsets(lq, q_.batch);
     auto const dk_off = fused_offsets(lk, k_.batch);
     auto const dv_off = fused_offsets(lv, v_.batch);
-    backends::cpu::attention_backward<T>(p_, stats_.data(), stats_.data() + p_.batch * p_.queries,
-                                         {g, g_off.data(), gl.str[out_row_]}, {dq->data(), dq_off.data(), lq.str[q_.row]},
-                                         {dk->data(), dk_off.data(), lk.str[k_.row]},
-                                         {dv->data(), dv_off.data(), lv.str[v_.row]});
+    backends::cpu::attention_backward<T>(
+        p_, stats_.data(), stats_.data() + p_.batch * p_.queries, {g, g_off.data(), gl.str[out_row_]},
+        {dq->data(), dq_off.data(), lq.str[q_.row]}, {dk->data(), dk_off.data(), lk.str[k_.row]},
+        {dv->data(), dv_off.data(), lv.str[v_.row]});
     if (q_.state) autograd::add_gradient<cpu, T>(*q_.state, std::move(dq), dimtensor::detail::element_count(lq.ext));
     if (k_.state) autograd::add_gradient<cpu, T>(*k_.state, std::move(dk), dimtensor::detail::element_count(lk.ext));
     if (v_.state) autograd::add_gradient<cpu, T>(*v_.state, std::move(dv), dimtensor::detail::element_count(lv.ext));
