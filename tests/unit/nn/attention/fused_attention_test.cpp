@@ -11,9 +11,11 @@
 // and by finite differences.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <random>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -367,6 +369,54 @@ TEMPLATE_TEST_CASE("fused additive scores: the unfused path's output and gradien
   SECTION("projected keys past the bound") {
     k = dt::eval(k * T(40));
     check(lens_1d);
+  }
+}
+
+TEST_CASE("fused additive scores: tanh from exponentials, within 2.1e-7; tanh itself past the bound",
+          "[nn][attention][fused]") {
+  // One hidden feature of weight 1: each score is tanh(q_i + k_j) itself.
+  namespace cpu = dt::backends::cpu;
+  index_t const nq = 64, nk = 512;
+  std::vector<float> q(nq), k(nk), scores(static_cast<std::size_t>(nq * nk));
+  std::vector<index_t> const q_off{0}, k_off{0};
+  float const w = 1.0f;
+  auto run = [&] {
+    cpu::additive_problem<float> p;
+    p.batch = 1;
+    p.queries = nq;
+    p.kv = nk;
+    p.hidden = 1;
+    p.q = {q.data(), q_off.data(), 1};
+    p.k = {k.data(), k_off.data(), 1};
+    p.w = &w;
+    cpu::additive_scores_forward<float>(p, scores.data());
+  };
+  std::mt19937 rng(5);
+  for (float scale : {0.01f, 1.0f, 8.0f, 20.0f}) {
+    std::uniform_real_distribution<float> u(-scale, scale);
+    for (auto& x : q) x = u(rng);
+    for (auto& x : k) x = u(rng);
+    run();
+    double worst = 0;
+    for (index_t i = 0; i < nq; ++i) {
+      for (index_t j = 0; j < nk; ++j) {
+        double const exact = std::tanh(static_cast<double>(q[static_cast<std::size_t>(i)] + k[static_cast<std::size_t>(j)]));
+        worst = std::max(worst, std::abs(scores[static_cast<std::size_t>(i * nk + j)] - exact));
+      }
+    }
+    INFO("|q|, |k| <= " << scale);
+    CHECK(worst <= 2.1e-7);
+  }
+  // Queries past the bound (20): those rows take math::tanh itself, exactly.
+  std::uniform_real_distribution<float> big(20.5f, 40.0f), small(-1.0f, 1.0f);
+  for (std::size_t i = 0; i < q.size(); ++i) q[i] = i % 2 == 0 ? -big(rng) : small(rng);
+  for (std::size_t j = 0; j < k.size(); ++j) k[j] = j % 3 == 0 ? big(rng) - 20.0f : small(rng);
+  run();
+  for (index_t i = 0; i < nq; i += 2) {
+    for (index_t j = 0; j < nk; ++j) {
+      REQUIRE(scores[static_cast<std::size_t>(i * nk + j)] ==
+              dt::math::tanh(q[static_cast<std::size_t>(i)] + k[static_cast<std::size_t>(j)]));
+    }
   }
 }
 
