@@ -400,7 +400,8 @@ TEST_CASE("fused additive scores: tanh from exponentials, within 2.1e-7; tanh it
     double worst = 0;
     for (index_t i = 0; i < nq; ++i) {
       for (index_t j = 0; j < nk; ++j) {
-        double const exact = std::tanh(static_cast<double>(q[static_cast<std::size_t>(i)] + k[static_cast<std::size_t>(j)]));
+        double const exact =
+            std::tanh(static_cast<double>(q[static_cast<std::size_t>(i)] + k[static_cast<std::size_t>(j)]));
         worst = std::max(worst, std::abs(scores[static_cast<std::size_t>(i * nk + j)] - exact));
       }
     }
