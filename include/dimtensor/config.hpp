@@ -79,20 +79,6 @@
 #define DIMTENSOR_SIMD
 #endif
 
-/// @cond
-#define DIMTENSOR_DETAIL_PRAGMA(x) _Pragma(#x)
-/// @endcond
-
-/// Asks the compiler to vectorize the next loop, which adds into the
-/// named scalars (OpenMP simd with a + reduction: each vector lane keeps
-/// its own partial sums, added together after the loop).  Without OpenMP
-/// the loop runs in order.
-#if defined(_OPENMP) && !defined(__clang__)
-#define DIMTENSOR_SIMD_SUM(...) DIMTENSOR_DETAIL_PRAGMA(omp simd reduction(+ : __VA_ARGS__))
-#else
-#define DIMTENSOR_SIMD_SUM(...)
-#endif
-
 namespace dimtensor {
 /// Signed index and extent type used throughout (PyTorch uses int64 too).
 using index_t = std::int64_t;

@@ -155,13 +155,6 @@ void attention_gemm(bool ta, bool tb, index_t m, index_t n, index_t k, T const* 
   }
 }
 
-/// Makes sure the BLAS runs on one thread inside the kernels' own threads.
-inline void attention_single_threaded_blas() {
-#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
-  single_threaded_blas();
-#endif
-}
-
 /// exp for the kernels: the branch-free float one, std::exp otherwise.
 template <class T>
 inline T attention_exp(T x) {
@@ -358,7 +351,7 @@ std::pair<T const*, index_t> attention_gather(attention_operand<P> const& x, ind
 template <class T>
 void attention_forward(attention_problem<T> const& p, attention_operand<T> const& o, T* row_max, T* row_inv) {
   if (p.batch == 0 || p.queries == 0 || p.dv == 0) return;
-  detail::attention_single_threaded_blas();
+  detail::single_threaded_blas();
   std::vector<index_t> const order = detail::attention_row_order(p);
   index_t const block = attention_block_rows(p.kv, order.empty());
   index_t const blocks = (p.queries + block - 1) / block;
@@ -443,7 +436,7 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
                         attention_operand<T const> const& g, attention_operand<T> const& dq,
                         attention_operand<T> const& dk, attention_operand<T> const& dv) {
   if (p.batch == 0 || p.queries == 0) return;
-  detail::attention_single_threaded_blas();
+  detail::single_threaded_blas();
   std::vector<index_t> const order = detail::attention_row_order(p);
   index_t const block = attention_block_rows(p.kv, order.empty());
   index_t const blocks = (p.queries + block - 1) / block;

@@ -9,6 +9,7 @@
 /// which dim is which, and the tensors it allocates.
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <string_view>
@@ -61,23 +62,17 @@ inline std::vector<index_t> fused_offsets(run_layout const& l, run_positions con
 }
 
 /// The operand @p s with its features contiguous (what the kernels read
-/// along): itself, or a dense row-major copy of it.
+/// along): itself, or a dense row-major copy of it (contract.hpp's strided
+/// copy, dims in their order).
 template <class T>
 fused_side<T> fused_dense_features(fused_side<T> s) {
   if (s.layout.str[s.feat] == 1 || s.layout.ext[s.feat] <= 1) return s;
   run_layout const dense = dimtensor::detail::dense_layout(s.layout);
-  index_t const n = dimtensor::detail::element_count(dense.ext);
-  auto copy = std::make_shared<std::vector<T>>(static_cast<std::size_t>(n));
-  std::array<index_t, dimtensor::detail::max_contract_rank> idx{};
-  for (index_t e = 0; e < n; ++e) {
-    index_t o = 0;
-    for (std::size_t i = 0; i < s.layout.rank; ++i) o += idx[i] * s.layout.str[i];
-    (*copy)[static_cast<std::size_t>(e)] = s.data[o];
-    for (std::size_t i = s.layout.rank; i-- > 0;) {
-      if (++idx[i] < s.layout.ext[i]) break;
-      idx[i] = 0;
-    }
-  }
+  auto copy = std::make_shared<typename cpu::template storage<T>>(dimtensor::detail::element_count(dense.ext));
+  run_positions in_order;
+  in_order.size = s.layout.rank;
+  for (std::size_t i = 0; i < s.layout.rank; ++i) in_order.at[i] = i;
+  dimtensor::detail::copy_permuted<cpu>(copy->data(), s.data, s.layout, in_order);
   s.data = copy->data();
   s.keep = std::move(copy);
   s.layout = dense;
@@ -90,15 +85,32 @@ backends::cpu::attention_operand<P> fused_view(fused_side<T> const& s, P* data, 
   return {data, off.data(), s.layout.str[s.row]};
 }
 
-/// A fresh dense gradient buffer for @p s (zeros).
+/// @brief The gradient of operand @p s that a backward kernel writes: a
+/// dense buffer of its extents (zeroed when the kernel adds into it), its
+/// batch offsets, and the hand-over to the operand's state.
 template <class T>
-std::shared_ptr<typename cpu::template storage<T>> fused_gradient(fused_side<T> const& s, run_layout& dense) {
-  dense = dimtensor::detail::dense_layout(s.layout);
-  index_t const n = dimtensor::detail::element_count(dense.ext);
-  auto buffer = std::make_shared<typename cpu::template storage<T>>(n);
-  std::fill(buffer->data(), buffer->data() + n, T(0));
-  return buffer;
-}
+struct fused_gradient {
+  run_layout layout;
+  std::shared_ptr<typename cpu::template storage<T>> buffer;
+  std::vector<index_t> off;
+
+  fused_gradient(fused_side<T> const& s, bool zeroed)
+      : layout(dimtensor::detail::dense_layout(s.layout)),
+        buffer(std::make_shared<typename cpu::template storage<T>>(size())),
+        off(fused_offsets(layout, s.batch)) {
+    if (zeroed) std::fill(buffer->data(), buffer->data() + size(), T(0));
+  }
+  /// Its elements.
+  index_t size() const noexcept { return dimtensor::detail::element_count(layout.ext); }
+  /// The kernel's view of it (rows along @p s's row dim).
+  backends::cpu::attention_operand<T> view(fused_side<T> const& s) const {
+    return {buffer->data(), off.data(), layout.str[s.row]};
+  }
+  /// Adds it to @p s's gradient, when @p s requires one.
+  void hand_to(fused_side<T> const& s) {
+    if (s.state) autograd::add_gradient<cpu, T>(*s.state, std::move(buffer), size());
+  }
+};
 
 /// @brief The backward pass of fused scaled dot-product attention: the
 /// operands, the row lengths and softmax statistics of the forward pass,
@@ -135,20 +147,12 @@ class fused_attention_node final : public autograd::node {
     T const* const g = static_cast<T const*>(out.grad_data);
     run_layout const gl = dimtensor::detail::dense_layout(out_);
     auto const g_off = fused_offsets(gl, out_batch_);
-    run_layout lq, lk, lv;
-    auto dq = fused_gradient(q_, lq);
-    auto dk = fused_gradient(k_, lk);
-    auto dv = fused_gradient(v_, lv);
-    auto const dq_off = fused_offsets(lq, q_.batch);
-    auto const dk_off = fused_offsets(lk, k_.batch);
-    auto const dv_off = fused_offsets(lv, v_.batch);
-    backends::cpu::attention_backward<T>(
-        p_, stats_.data(), stats_.data() + p_.batch * p_.queries, {g, g_off.data(), gl.str[out_row_]},
-        {dq->data(), dq_off.data(), lq.str[q_.row]}, {dk->data(), dk_off.data(), lk.str[k_.row]},
-        {dv->data(), dv_off.data(), lv.str[v_.row]});
-    if (q_.state) autograd::add_gradient<cpu, T>(*q_.state, std::move(dq), dimtensor::detail::element_count(lq.ext));
-    if (k_.state) autograd::add_gradient<cpu, T>(*k_.state, std::move(dk), dimtensor::detail::element_count(lk.ext));
-    if (v_.state) autograd::add_gradient<cpu, T>(*v_.state, std::move(dv), dimtensor::detail::element_count(lv.ext));
+    fused_gradient<T> dq(q_, false), dk(k_, true), dv(v_, true);  // dk, dv: the kernel adds into them
+    backends::cpu::attention_backward<T>(p_, stats_.data(), stats_.data() + p_.batch * p_.queries,
+                                         {g, g_off.data(), gl.str[out_row_]}, dq.view(q_), dk.view(k_), dv.view(v_));
+    dq.hand_to(q_);
+    dk.hand_to(k_);
+    dv.hand_to(v_);
   }
 
  private:
@@ -218,17 +222,11 @@ class fused_additive_node final : public autograd::node {
 
   void backward(autograd::tensor_state const& out) override {
     T const* const g = static_cast<T const*>(out.grad_data);  // dense [batch…, Queries, KV]
-    run_layout lq, lk, lw;
-    auto dq = fused_gradient(q_, lq);
-    auto dk = fused_gradient(k_, lk);
-    auto dw = fused_gradient(w_, lw);
-    auto const dq_off = fused_offsets(lq, q_.batch);
-    auto const dk_off = fused_offsets(lk, k_.batch);
-    backends::cpu::additive_scores_backward<T>(p_, g, {dq->data(), dq_off.data(), lq.str[q_.row]},
-                                               {dk->data(), dk_off.data(), lk.str[k_.row]}, dw->data());
-    if (q_.state) autograd::add_gradient<cpu, T>(*q_.state, std::move(dq), dimtensor::detail::element_count(lq.ext));
-    if (k_.state) autograd::add_gradient<cpu, T>(*k_.state, std::move(dk), dimtensor::detail::element_count(lk.ext));
-    if (w_.state) autograd::add_gradient<cpu, T>(*w_.state, std::move(dw), dimtensor::detail::element_count(lw.ext));
+    fused_gradient<T> dq(q_, false), dk(k_, true), dw(w_, false);  // dk: the kernel adds into it
+    backends::cpu::additive_scores_backward<T>(p_, g, dq.view(q_), dk.view(k_), dw.buffer->data());
+    dq.hand_to(q_);
+    dk.hand_to(k_);
+    dw.hand_to(w_);
   }
 
  private:
