@@ -49,6 +49,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -56,6 +57,7 @@
 #include <dimtensor/backends/cpu/gemm.hpp>
 #include <dimtensor/backends/cpu/parallel.hpp>
 #include <dimtensor/backends/cpu/reduce.hpp>
+#include <dimtensor/backends/cpu/simd.hpp>
 #include <dimtensor/backends/cpu/storage.hpp>
 #include <dimtensor/config.hpp>
 #include <dimtensor/kernel/math.hpp>
@@ -184,6 +186,75 @@ struct scale_divisor {
   }
 };
 
+#if DIMTENSOR_HAS_SIMD
+/// One float row of @p l raw scores into softmax numerators in place (as
+/// attention_softmax_rows_by below, sixteen lanes at a time, the same sums
+/// in the same order): returns the row's maximum over the scale and the
+/// numerators' sum.
+template <bool Exact>
+std::pair<float, float> softmax_row_simd(float* x, index_t l, scale_divisor<float> const div) {
+  simd::f32x16 top = simd::f32x16{} + x[0], v;
+  index_t j = 0;
+  for (; j + simd::lanes <= l; j += simd::lanes) {
+    simd::load(v, x + j);
+    simd::max_into(top, v);
+  }
+  float tail_top = x[0];
+  for (; j < l; ++j) tail_top = tail_top < x[j] ? x[j] : tail_top;
+  float const mx = simd::max_of(top);
+  // Rounding is monotonic: the largest x / scale is the largest x, divided.
+  float const m = div.template divide<Exact>(tail_top < mx ? mx : tail_top);
+  simd::f32x16 part{};
+  for (j = 0; j + simd::lanes <= l; j += simd::lanes) {
+    simd::load(v, x + j);
+    simd::divide<Exact>(v, div.scale, div.inverse);
+    v -= m;
+    simd::exp_nonpositive(v);
+    simd::store(x + j, v);
+    part += v;
+  }
+  float sum = 0.0f;
+  if (j < l) {
+    // The last, partial vector: the lanes past the row are -inf (e = 0, unused).
+    float tail[simd::lanes];
+    std::fill(tail, tail + simd::lanes, -std::numeric_limits<float>::infinity());
+    std::copy(x + j, x + l, tail);
+    simd::load(v, tail);
+    simd::divide<Exact>(v, div.scale, div.inverse);
+    v -= m;
+    simd::exp_nonpositive(v);
+    simd::store(tail, v);
+    for (index_t k = 0; k < l - j; ++k) sum += tail[k];
+    std::copy(tail, tail + (l - j), x + j);
+  }
+  return {m, sum + simd::sum_in_order(part)};
+}
+
+/// Row weights again in float (attention_weights_again_by below):
+/// x[j] = exp(x[j] / scale − m) · inv for j < l.
+template <bool Exact>
+void weights_row_simd(float* x, index_t l, scale_divisor<float> const div, float m, float inv) {
+  simd::f32x16 v;
+  index_t j = 0;
+  auto const weights = [&](float* at) {
+    simd::load(v, at);
+    simd::divide<Exact>(v, div.scale, div.inverse);
+    v -= m;
+    simd::exp_nonpositive(v);
+    v *= inv;
+    simd::store(at, v);
+  };
+  for (; j + simd::lanes <= l; j += simd::lanes) weights(x + j);
+  if (j < l) {
+    float tail[simd::lanes];
+    std::fill(tail, tail + simd::lanes, -std::numeric_limits<float>::infinity());
+    std::copy(x + j, x + l, tail);
+    weights(tail);
+    std::copy(tail, tail + (l - j), x + j);
+  }
+}
+#endif
+
 /// Turns `rows` rows of raw scores (row r at `s + r * ld`, its first
 /// `len[r]` entries valid, `width` in all) into softmax numerators in place:
 /// exp(x / scale − m) with m the row's largest x / scale, 0 after the valid
@@ -205,6 +276,15 @@ void attention_softmax_rows_by(T* s, index_t ld, index_t rows, index_t width, in
       row_inv[r] = T(0);
       continue;
     }
+#if DIMTENSOR_HAS_SIMD
+    if constexpr (std::is_same_v<T, float>) {
+      auto const [m, sum] = softmax_row_simd<Exact>(x, l, div);
+      std::fill(x + l, x + width, T(0));
+      row_max[r] = m;
+      row_inv[r] = T(1) / sum;
+      continue;
+    }
+#endif
     // Rounding is monotonic: the largest x / scale is the largest x, divided.
     T const m = div.template divide<Exact>(lane_max<T>(l, x[0], [x](index_t j) { return x[j]; }));
     T part[lanes] = {};
@@ -255,6 +335,13 @@ void attention_weights_again_by(T* s, index_t ld, index_t rows, index_t width, i
     }
     T const m = row_max[r];
     T const inv = row_inv[r];
+#if DIMTENSOR_HAS_SIMD
+    if constexpr (vector_exp) {
+      weights_row_simd<Exact>(x, l, div, m, inv);
+      std::fill(x + l, x + width, T(0));
+      continue;
+    }
+#endif
     if constexpr (vector_exp) {
       DIMTENSOR_SIMD
       for (index_t j = 0; j < l; ++j) x[j] = attention_exp(div.template divide<Exact>(x[j]) - m) * inv;
@@ -343,6 +430,254 @@ std::pair<T const*, index_t> attention_gather(attention_operand<P> const& x, ind
   return {buf, width};
 }
 
+/// Keys the register tiles pack at a time (tile_vectors vectors).
+inline constexpr index_t tile_packed_keys = 64;
+
+#if DIMTENSOR_HAS_SIMD
+/// @brief Register tiles for the float forward pass: its two products
+/// without BLAS, so that nothing is packed per block but the keys (once per
+/// block, [features][16 keys] panels) and nothing is zeroed first.  A tile
+/// is up to tile_rows query rows by up to tile_vectors vectors of 16
+/// columns (keys for the scores, features for the output), its sums kept
+/// in registers (24 of AVX-512's 32) along the whole inner dimension, in
+/// order.
+inline constexpr index_t tile_rows = 6;
+/// Vectors of 16 columns in a tile.
+inline constexpr index_t tile_vectors = tile_packed_keys / simd::lanes;
+
+/// Keys [j0, j0 + n) of entry b as panels of 16: key j0 + 16t + l's
+/// feature f at `out[(t * d + f) * 16 + l]`, 0 past n.
+inline void attention_pack_keys(attention_operand<float const> const& k, index_t b, index_t j0, index_t n, index_t d,
+                                float* out) {
+  for (index_t t = 0; t * simd::lanes < n; ++t) {
+    float* panel = out + t * d * simd::lanes;
+    for (index_t l = 0; l < simd::lanes; ++l) {
+      index_t const j = t * simd::lanes + l;
+      float const* kj = j < n ? k.row(b, j0 + j) : nullptr;
+      for (index_t f = 0; f < d; ++f) panel[f * simd::lanes + l] = kj != nullptr ? kj[f] : 0.0f;
+    }
+  }
+}
+
+/// Scores of R query rows (row r at q + r * ldq) with C panels of packed
+/// keys: s[r * lds + 16c + l] = Σ_f q[r][f] · key(16c + l)[f].
+template <int R, int C>
+[[gnu::always_inline]] inline void attention_scores_tile(float const* q, index_t ldq, float const* panels, index_t d,
+                                                         float* s, index_t lds) {
+  simd::f32x16 acc[R][C] = {};
+  for (index_t f = 0; f < d; ++f) {
+    simd::f32x16 key[C];
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) simd::load(key[c], panels + (c * d + f) * simd::lanes);
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      float const x = q[r * ldq + f];
+#pragma GCC unroll 4
+      for (int c = 0; c < C; ++c) acc[r][c] += key[c] * x;
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) simd::store(s + r * lds + c * simd::lanes, acc[r][c]);
+  }
+}
+
+/// Output of R rows over C vectors of features: o[r * ldo + 16c + l] =
+/// inv[r] · Σ_{j<n} w[r * ldw + j] · v[j * ldv + 16c + l].
+/// When not @p first, the sums start from o's (an earlier run over other
+/// value rows); only when @p last are they scaled by inv.
+template <int R, int C>
+[[gnu::always_inline]] inline void attention_values_tile(float const* w, index_t ldw, index_t n, float const* v,
+                                                         index_t ldv, float const* inv, float* o, index_t ldo,
+                                                         bool first, bool last) {
+  simd::f32x16 acc[R][C] = {};
+  if (!first) {
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+      for (int c = 0; c < C; ++c) simd::load(acc[r][c], o + r * ldo + c * simd::lanes);
+    }
+  }
+  for (index_t j = 0; j < n; ++j) {
+    simd::f32x16 value[C];
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) simd::load(value[c], v + j * ldv + c * simd::lanes);
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      float const x = w[r * ldw + j];
+#pragma GCC unroll 4
+      for (int c = 0; c < C; ++c) acc[r][c] += value[c] * x;
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) {
+      if (last) acc[r][c] *= inv[r];
+      simd::store(o + r * ldo + c * simd::lanes, acc[r][c]);
+    }
+  }
+}
+
+/// attention_scores_tile's arguments, for attention_tile.
+struct attention_scores_call {
+  float const* q;
+  index_t ldq;
+  float const* panels;
+  index_t d;
+  float* s;
+  index_t lds;
+  template <int R, int C>
+  void run() const {
+    attention_scores_tile<R, C>(q, ldq, panels, d, s, lds);
+  }
+};
+
+/// attention_values_tile's arguments, for attention_tile.
+struct attention_values_call {
+  float const* w;
+  index_t ldw, n;
+  float const* v;
+  index_t ldv;
+  float const* inv;
+  float* o;
+  index_t ldo;
+  bool first, last;
+  template <int R, int C>
+  void run() const {
+    attention_values_tile<R, C>(w, ldw, n, v, ldv, inv, o, ldo, first, last);
+  }
+};
+
+/// The tile of R rows and @p c vectors (1 to tile_vectors) that Tile
+/// names, by Tile::template run<R, C>().
+template <int R, class Tile>
+void attention_tile_columns(index_t c, Tile const& tile) {
+  switch (c) {
+    case 4:
+      tile.template run<R, 4>();
+      break;
+    case 3:
+      tile.template run<R, 3>();
+      break;
+    case 2:
+      tile.template run<R, 2>();
+      break;
+    default:
+      tile.template run<R, 1>();
+      break;
+  }
+}
+
+/// The tile of @p r rows (1 to tile_rows) and @p c vectors.
+template <class Tile>
+void attention_tile(index_t r, index_t c, Tile const& tile) {
+  switch (r) {
+    case 6:
+      attention_tile_columns<6>(c, tile);
+      break;
+    case 5:
+      attention_tile_columns<5>(c, tile);
+      break;
+    case 4:
+      attention_tile_columns<4>(c, tile);
+      break;
+    case 3:
+      attention_tile_columns<3>(c, tile);
+      break;
+    case 2:
+      attention_tile_columns<2>(c, tile);
+      break;
+    default:
+      attention_tile_columns<1>(c, tile);
+      break;
+  }
+}
+
+/// s (rows x round16(n), leading dim lds) = the scores of @p rows query
+/// rows (q, ldq) with the first n keys of entry b, packed 64 at a time into
+/// @p panels (64 x d floats).  Key panels outside, rows inside: a group of
+/// packed keys (16 KiB at d = 64) stays in the first-level cache while the
+/// rows pass.
+inline void attention_scores_tiled(float const* q, index_t ldq, index_t rows, attention_operand<float const> const& k,
+                                   index_t b, index_t n, index_t d, float* panels, float* s, index_t lds) {
+  index_t const vectors = (n + simd::lanes - 1) / simd::lanes;
+  for (index_t c0 = 0; c0 < vectors; c0 += tile_vectors) {
+    index_t const c = std::min(tile_vectors, vectors - c0);
+    index_t const j0 = c0 * simd::lanes;
+    attention_pack_keys(k, b, j0, std::min(c * simd::lanes, n - j0), d, panels);
+    for (index_t r0 = 0; r0 < rows; r0 += tile_rows) {
+      attention_scores_call const tile{q + r0 * ldq, ldq, panels, d, s + r0 * lds + j0, lds};
+      attention_tile(std::min(tile_rows, rows - r0), c, tile);
+    }
+  }
+}
+
+/// Value rows a register tile takes at a time (64 KiB of values at 64
+/// features): the rows of the block pass over them while they stay in the
+/// second-level cache.
+inline constexpr index_t tile_value_rows = 512;
+
+/// o (rows x dv, leading dim ldo) = inv[r] · (w · v) over the first n
+/// value rows (v, ldv); dv a multiple of 16.
+inline void attention_values_tiled(float const* w, index_t ldw, index_t rows, index_t n, float const* v, index_t ldv,
+                                   index_t dv, float const* inv, float* o, index_t ldo) {
+  index_t const vectors = dv / simd::lanes;
+  for (index_t c0 = 0; c0 < vectors; c0 += tile_vectors) {
+    index_t const c = std::min(tile_vectors, vectors - c0);
+    for (index_t j0 = 0; j0 < n; j0 += tile_value_rows) {
+      index_t const nj = std::min(tile_value_rows, n - j0);
+      for (index_t r0 = 0; r0 < rows; r0 += tile_rows) {
+        attention_values_call const tile{w + r0 * ldw + j0,
+                                         ldw,
+                                         nj,
+                                         v + j0 * ldv + c0 * simd::lanes,
+                                         ldv,
+                                         inv + r0,
+                                         o + r0 * ldo + c0 * simd::lanes,
+                                         ldo,
+                                         j0 == 0,
+                                         j0 + nj == n};
+        attention_tile(std::min(tile_rows, rows - r0), c, tile);
+      }
+    }
+  }
+}
+#endif
+
+/// Whether the forward pass in T takes the register tiles: float, a
+/// compiler with the vector extensions, and the values' features whole
+/// vectors (head sizes 16, 32, 64, 128, …; others take BLAS).
+template <class T>
+bool attention_tiles_fit(index_t dv) {
+#if DIMTENSOR_HAS_SIMD
+  if constexpr (std::is_same_v<T, float>) return dv > 0 && dv % simd::lanes == 0;
+#endif
+  (void)dv;
+  return false;
+}
+
+/// One query block of the forward pass on the register tiles (when
+/// attention_tiles_fit): its scores over the first @p width keys of entry
+/// b (packed 64 at a time into @p panels, 64 x d) into @p scores (leading
+/// dim: width rounded up to 16), the softmax rows, and the output rows.
+template <class T>
+void attention_block_tiled(attention_problem<T> const& p, index_t b, T const* q, index_t ldq, index_t rows,
+                           index_t width, index_t const* len, T* panels, T* scores, T* out, index_t ldo, T* m, T* inv) {
+#if DIMTENSOR_HAS_SIMD
+  if constexpr (std::is_same_v<T, float>) {
+    index_t const lds = (width + simd::lanes - 1) / simd::lanes * simd::lanes;
+    attention_scores_tiled(q, ldq, rows, p.k, b, width, p.d, panels, scores, lds);
+    attention_softmax_rows<T>(scores, lds, rows, width, len, p.scale, m, inv);
+    attention_values_tiled(scores, lds, rows, width, p.v.row(b, 0), p.v.row_stride, p.dv, inv, out, ldo);
+    return;
+  }
+#endif
+  (void)p, (void)b, (void)q, (void)ldq, (void)rows, (void)width, (void)len, (void)panels, (void)scores, (void)out,
+      (void)ldo, (void)m, (void)inv;
+}
+
 }  // namespace detail
 
 /// @brief The fused forward pass: writes the output rows (o, [batch,
@@ -360,11 +695,16 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
   index_t const cost = std::min(block, p.queries) * std::max<index_t>(p.kv, 1) * (p.d + p.dv);
   struct buffers {
     std::vector<T> scores, qbuf, obuf;
-    std::vector<T> mean;  // the mean of an entry's values, for rows of valid length 0
+    std::vector<T> mean;    // the mean of an entry's values, for rows of valid length 0
+    std::vector<T> panels;  // the keys packed for the register tiles
   };
+  // The register tiles' score rows are padded to whole vectors of keys.
+  bool const tiled = detail::attention_tiles_fit<T>(p.dv);
+  index_t const kv_padded = tiled ? (p.kv + 15) / 16 * 16 : p.kv;
   auto const make = [&] {
     buffers buf;
-    buf.scores.resize(static_cast<std::size_t>(block * std::max<index_t>(p.kv, 1)));
+    buf.scores.resize(static_cast<std::size_t>(block * std::max<index_t>(kv_padded, 1)));
+    if (tiled) buf.panels.resize(static_cast<std::size_t>(detail::tile_packed_keys * p.d));
     if (!order.empty()) {
       buf.qbuf.resize(static_cast<std::size_t>(block * p.d));
       buf.obuf.resize(static_cast<std::size_t>(block * p.dv));
@@ -372,7 +712,7 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
     return buf;
   };
   parallel_for_dynamic(p.batch * blocks, cost, make, [&](buffers& buf, index_t n) {
-    auto& [scores, qbuf, obuf, mean] = buf;
+    auto& [scores, qbuf, obuf, mean, panels] = buf;
     index_t len[attention_block_max], idx[attention_block_max];
     T m[attention_block_max], inv[attention_block_max];
     {
@@ -395,16 +735,23 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
         for (index_t r = 0; r < rows; ++r) std::fill(out + r * ldo, out + r * ldo + p.dv, T(0));
       } else {
         auto const [qa, lda] = detail::attention_gather(p.q, b, idx, rows, p.d, direct, qbuf.data());
-        detail::attention_gemm<T>(false, true, rows, width, p.d, qa, lda, p.k.row(b, 0), p.k.row_stride, T(0),
-                                  scores.data(), width);
-        detail::attention_softmax_rows<T>(scores.data(), width, rows, width, len, p.scale, m, inv);
-        detail::attention_gemm<T>(false, false, rows, p.dv, width, scores.data(), width, p.v.row(b, 0), p.v.row_stride,
-                                  T(0), out, ldo);
+        if (tiled) {
+          detail::attention_block_tiled(p, b, qa, lda, rows, width, len, panels.data(), scores.data(), out, ldo, m,
+                                        inv);
+        } else {
+          detail::attention_gemm<T>(false, true, rows, width, p.d, qa, lda, p.k.row(b, 0), p.k.row_stride, T(0),
+                                    scores.data(), width);
+          detail::attention_softmax_rows<T>(scores.data(), width, rows, width, len, p.scale, m, inv);
+          detail::attention_gemm<T>(false, false, rows, p.dv, width, scores.data(), width, p.v.row(b, 0),
+                                    p.v.row_stride, T(0), out, ldo);
+          for (index_t r = 0; r < rows; ++r) {
+            T* y = out + r * ldo;
+            T const c = inv[r];
+            DIMTENSOR_SIMD
+            for (index_t f = 0; f < p.dv; ++f) y[f] *= c;
+          }
+        }
         for (index_t r = 0; r < rows; ++r) {
-          T* y = out + r * ldo;
-          T const c = inv[r];
-          DIMTENSOR_SIMD
-          for (index_t f = 0; f < p.dv; ++f) y[f] *= c;
           row_max[b * p.queries + idx[r]] = m[r];
           row_inv[b * p.queries + idx[r]] = inv[r];
         }
