@@ -18,8 +18,10 @@
 #include <dimtensor/config.hpp>
 
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && !defined(__HIPCC__)
+/// 1: simd:: and the kernels' vector paths are there (GCC, Clang).
 #define DIMTENSOR_HAS_SIMD 1
 #else
+/// 0: the compiler lacks the vector extensions (nvcc, others).
 #define DIMTENSOR_HAS_SIMD 0
 #endif
 
