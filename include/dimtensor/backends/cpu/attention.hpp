@@ -484,13 +484,15 @@ template <int R, int C>
 }
 
 /// Output of R rows over C vectors of features: o[r * ldo + 16c + l] =
-/// inv[r] · Σ_{j<n} w[r * ldw + j] · v[j * ldv + 16c + l].
-/// When not @p first, the sums start from o's (an earlier run over other
-/// value rows); only when @p last are they scaled by inv.
+/// inv[r] · Σ_{j<n} w(r, j) · v[j * ldv + 16c + l], with w(r, j) at
+/// `w[r * w_row + j * w_inner]` (a transposed w for the keys' and values'
+/// gradients).  When not @p first, the sums start from o's (an earlier run
+/// over other value rows, or gradients to add to); only when @p last, and
+/// @p inv is not null, are they scaled by inv.
 template <int R, int C>
-[[gnu::always_inline]] inline void attention_values_tile(float const* w, index_t ldw, index_t n, float const* v,
-                                                         index_t ldv, float const* inv, float* o, index_t ldo,
-                                                         bool first, bool last) {
+[[gnu::always_inline]] inline void attention_values_tile(float const* w, index_t w_row, index_t w_inner, index_t n,
+                                                         float const* v, index_t ldv, float const* inv, float* o,
+                                                         index_t ldo, bool first, bool last) {
   simd::f32x16 acc[R][C] = {};
   if (!first) {
 #pragma GCC unroll 6
@@ -503,18 +505,20 @@ template <int R, int C>
     simd::f32x16 value[C];
 #pragma GCC unroll 4
     for (int c = 0; c < C; ++c) simd::load(value[c], v + j * ldv + c * simd::lanes);
+    float const* wj = w + j * w_inner;
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
-      float const x = w[r * ldw + j];
+      float const x = wj[r * w_row];
 #pragma GCC unroll 4
       for (int c = 0; c < C; ++c) acc[r][c] += value[c] * x;
     }
   }
+  bool const scale = last && inv != nullptr;
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4
     for (int c = 0; c < C; ++c) {
-      if (last) acc[r][c] *= inv[r];
+      if (scale) acc[r][c] *= inv[r];
       simd::store(o + r * ldo + c * simd::lanes, acc[r][c]);
     }
   }
@@ -537,7 +541,7 @@ struct attention_scores_call {
 /// attention_values_tile's arguments, for attention_tile.
 struct attention_values_call {
   float const* w;
-  index_t ldw, n;
+  index_t w_row, w_inner, n;
   float const* v;
   index_t ldv;
   float const* inv;
@@ -546,7 +550,7 @@ struct attention_values_call {
   bool first, last;
   template <int R, int C>
   void run() const {
-    attention_values_tile<R, C>(w, ldw, n, v, ldv, inv, o, ldo, first, last);
+    attention_values_tile<R, C>(w, w_row, w_inner, n, v, ldv, inv, o, ldo, first, last);
   }
 };
 
@@ -620,24 +624,29 @@ inline void attention_scores_tiled(float const* q, index_t ldq, index_t rows, at
 inline constexpr index_t tile_value_rows = 512;
 
 /// o (rows x dv, leading dim ldo) = inv[r] · (w · v) over the first n
-/// value rows (v, ldv); dv a multiple of 16.
-inline void attention_values_tiled(float const* w, index_t ldw, index_t rows, index_t n, float const* v, index_t ldv,
-                                   index_t dv, float const* inv, float* o, index_t ldo) {
+/// value rows (v, ldv), w's element (r, j) at `w[r * w_row + j * w_inner]`
+/// (w_inner 1: w's rows; w_row 1: its transpose); dv a multiple of 16.
+/// With @p accumulate the products are added to o; a null @p inv scales
+/// nothing.
+inline void attention_values_tiled(float const* w, index_t w_row, index_t w_inner, index_t rows, index_t n,
+                                   float const* v, index_t ldv, index_t dv, float const* inv, float* o, index_t ldo,
+                                   bool accumulate) {
   index_t const vectors = dv / simd::lanes;
   for (index_t c0 = 0; c0 < vectors; c0 += tile_vectors) {
     index_t const c = std::min(tile_vectors, vectors - c0);
     for (index_t j0 = 0; j0 < n; j0 += tile_value_rows) {
       index_t const nj = std::min(tile_value_rows, n - j0);
       for (index_t r0 = 0; r0 < rows; r0 += tile_rows) {
-        attention_values_call const tile{w + r0 * ldw + j0,
-                                         ldw,
+        attention_values_call const tile{w + r0 * w_row + j0 * w_inner,
+                                         w_row,
+                                         w_inner,
                                          nj,
                                          v + j0 * ldv + c0 * simd::lanes,
                                          ldv,
-                                         inv + r0,
+                                         inv == nullptr ? nullptr : inv + r0,
                                          o + r0 * ldo + c0 * simd::lanes,
                                          ldo,
-                                         j0 == 0,
+                                         j0 == 0 && !accumulate,
                                          j0 + nj == n};
         attention_tile(std::min(tile_rows, rows - r0), c, tile);
       }
@@ -670,12 +679,57 @@ void attention_block_tiled(attention_problem<T> const& p, index_t b, T const* q,
     index_t const lds = (width + simd::lanes - 1) / simd::lanes * simd::lanes;
     attention_scores_tiled(q, ldq, rows, p.k, b, width, p.d, panels, scores, lds);
     attention_softmax_rows<T>(scores, lds, rows, width, len, p.scale, m, inv);
-    attention_values_tiled(scores, lds, rows, width, p.v.row(b, 0), p.v.row_stride, p.dv, inv, out, ldo);
+    attention_values_tiled(scores, lds, 1, rows, width, p.v.row(b, 0), p.v.row_stride, p.dv, inv, out, ldo, false);
     return;
   }
 #endif
   (void)p, (void)b, (void)q, (void)ldq, (void)rows, (void)width, (void)len, (void)panels, (void)scores, (void)out,
       (void)ldo, (void)m, (void)inv;
+}
+
+/// Whether the backward pass in T takes the register tiles: as the
+/// forward pass, and the queries' features whole vectors too (dQ and dK
+/// are rows of them).
+template <class T>
+bool attention_backward_tiles_fit(index_t d, index_t dv) {
+  return attention_tiles_fit<T>(dv) && attention_tiles_fit<T>(d);
+}
+
+/// A backward block's raw scores (into @p w) and dP = dO · Vᵀ (into @p dw),
+/// over the first @p width keys of entry b, rows of leading dim @p ldw, on
+/// the register tiles (when attention_backward_tiles_fit).
+template <class T>
+void attention_backward_scores_tiled(attention_problem<T> const& p, index_t b, T const* q, index_t ldq, T const* g,
+                                     index_t ldg, index_t rows, index_t width, T* panels, T* w, T* dw, index_t ldw) {
+#if DIMTENSOR_HAS_SIMD
+  if constexpr (std::is_same_v<T, float>) {
+    attention_scores_tiled(q, ldq, rows, p.k, b, width, p.d, panels, w, ldw);
+    attention_scores_tiled(g, ldg, rows, p.v, b, width, p.dv, panels, dw, ldw);
+    return;
+  }
+#endif
+  (void)p, (void)b, (void)q, (void)ldq, (void)g, (void)ldg, (void)rows, (void)width, (void)panels, (void)w, (void)dw,
+      (void)ldw;
+}
+
+/// A backward block's products on the register tiles: dQ = dS · K into
+/// the rows @p dq (leading dim @p lddq), dK += dSᵀ · Q and dV += Pᵀ · dO
+/// into entry b's rows of @p dk and @p dv (P in @p w, dS in @p dw).
+template <class T>
+void attention_backward_products_tiled(attention_problem<T> const& p, index_t b, T const* q, index_t ldq, T const* g,
+                                       index_t ldg, index_t rows, index_t width, T const* w, T const* dw, index_t ldw,
+                                       T* dq, index_t lddq, attention_operand<T> const& dk,
+                                       attention_operand<T> const& dv) {
+#if DIMTENSOR_HAS_SIMD
+  if constexpr (std::is_same_v<T, float>) {
+    attention_values_tiled(dw, ldw, 1, rows, width, p.k.row(b, 0), p.k.row_stride, p.d, nullptr, dq, lddq, false);
+    attention_values_tiled(dw, 1, ldw, width, rows, q, ldq, p.d, nullptr, dk.row(b, 0), dk.row_stride, true);
+    attention_values_tiled(w, 1, ldw, width, rows, g, ldg, p.dv, nullptr, dv.row(b, 0), dv.row_stride, true);
+    return;
+  }
+#endif
+  (void)p, (void)b, (void)q, (void)ldq, (void)g, (void)ldg, (void)rows, (void)width, (void)w, (void)dw, (void)ldw,
+      (void)dq, (void)lddq, (void)dk, (void)dv;
 }
 
 }  // namespace detail
@@ -803,11 +857,16 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
   index_t const cost = p.queries * std::max<index_t>(p.kv, 1) * (2 * p.d + 2 * p.dv);
   struct buffers {
     std::vector<T> weights, dweights, qbuf, gbuf, dqbuf;
+    std::vector<T> panels;  // keys or values packed for the register tiles
   };
+  // The register tiles' rows are padded to whole vectors of keys.
+  bool const tiled = detail::attention_backward_tiles_fit<T>(p.d, p.dv);
+  index_t const kv_padded = tiled ? (p.kv + 15) / 16 * 16 : p.kv;
   auto const make = [&] {
     buffers buf;
-    buf.weights.resize(static_cast<std::size_t>(block * std::max<index_t>(p.kv, 1)));
+    buf.weights.resize(static_cast<std::size_t>(block * std::max<index_t>(kv_padded, 1)));
     buf.dweights.resize(buf.weights.size());
+    if (tiled) buf.panels.resize(static_cast<std::size_t>(detail::tile_packed_keys * std::max(p.d, p.dv)));
     if (!order.empty()) {
       buf.qbuf.resize(static_cast<std::size_t>(block * p.d));
       buf.gbuf.resize(static_cast<std::size_t>(block * p.dv));
@@ -818,7 +877,7 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
   bool const direct = order.empty();
   detail::scale_divisor<T> const divisor{p.scale};
   parallel_for_dynamic(p.batch, cost, make, [&](buffers& buf, index_t n) {
-    auto& [weights, dweights, qbuf, gbuf, dqbuf] = buf;
+    auto& [weights, dweights, qbuf, gbuf, dqbuf, panels] = buf;
     index_t len[attention_block_max], idx[attention_block_max];
     T m[attention_block_max], inv[attention_block_max];
     {
@@ -843,14 +902,21 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
           T* const pw = weights.data();
           T* const dpw = dweights.data();
           auto const [qa, lda] = detail::attention_gather(p.q, b, idx, rows, p.d, direct, qbuf.data());
-          detail::attention_gemm<T>(false, true, rows, width, p.d, qa, lda, p.k.row(b, 0), p.k.row_stride, T(0), pw,
-                                    width);
-          detail::attention_weights_again<T>(pw, width, rows, width, len, p.scale, m, inv);
-          detail::attention_gemm<T>(false, true, rows, width, p.dv, ga, ldg, p.v.row(b, 0), p.v.row_stride, T(0), dpw,
-                                    width);
+          // The rows of the weights and their gradients: padded to whole vectors on the register tiles.
+          index_t const ldw = tiled ? (width + 15) / 16 * 16 : width;
+          if (tiled) {
+            detail::attention_backward_scores_tiled(p, b, qa, lda, ga, ldg, rows, width, panels.data(), pw, dpw, ldw);
+            detail::attention_weights_again<T>(pw, ldw, rows, width, len, p.scale, m, inv);
+          } else {
+            detail::attention_gemm<T>(false, true, rows, width, p.d, qa, lda, p.k.row(b, 0), p.k.row_stride, T(0), pw,
+                                      width);
+            detail::attention_weights_again<T>(pw, width, rows, width, len, p.scale, m, inv);
+            detail::attention_gemm<T>(false, true, rows, width, p.dv, ga, ldg, p.v.row(b, 0), p.v.row_stride, T(0),
+                                      dpw, width);
+          }
           for (index_t r = 0; r < rows; ++r) {
-            T const* pr = pw + r * width;
-            T* dr = dpw + r * width;
+            T const* pr = pw + r * ldw;
+            T* dr = dpw + r * ldw;
             index_t const l = len[r];
             T const delta = lane_fold<T>(
                 l, T(0), [pr, dr](index_t j) { return pr[j] * dr[j]; }, [](T a, T c) { return a + c; });
@@ -865,12 +931,17 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
             }
             std::fill(dr + l, dr + width, T(0));
           }
-          detail::attention_gemm<T>(false, false, rows, p.d, width, dpw, width, p.k.row(b, 0), p.k.row_stride, T(0),
-                                    dq_rows, lddq);
-          detail::attention_gemm<T>(true, false, width, p.d, rows, dpw, width, qa, lda, T(1), dk.row(b, 0),
-                                    dk.row_stride);
-          detail::attention_gemm<T>(true, false, width, p.dv, rows, pw, width, ga, ldg, T(1), dv.row(b, 0),
-                                    dv.row_stride);
+          if (tiled) {
+            detail::attention_backward_products_tiled(p, b, qa, lda, ga, ldg, rows, width, pw, dpw, ldw, dq_rows, lddq,
+                                                      dk, dv);
+          } else {
+            detail::attention_gemm<T>(false, false, rows, p.d, width, dpw, width, p.k.row(b, 0), p.k.row_stride, T(0),
+                                      dq_rows, lddq);
+            detail::attention_gemm<T>(true, false, width, p.d, rows, dpw, width, qa, lda, T(1), dk.row(b, 0),
+                                      dk.row_stride);
+            detail::attention_gemm<T>(true, false, width, p.dv, rows, pw, width, ga, ldg, T(1), dv.row(b, 0),
+                                      dv.row_stride);
+          }
         }
         // Rows of valid length 0: uniform weights, constant in the scores.
         for (index_t r = 0; r < rows; ++r) {

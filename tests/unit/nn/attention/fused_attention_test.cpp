@@ -228,13 +228,16 @@ TEST_CASE("fused attention: the register tiles (float, values of whole vectors)"
   CHECK(attention_tiles_fit<float>(80) == (DIMTENSOR_HAS_SIMD == 1));
   CHECK_FALSE(attention_tiles_fit<float>(5));    // BLAS
   CHECK_FALSE(attention_tiles_fit<double>(64));  // BLAS
+  CHECK(dt::backends::cpu::detail::attention_backward_tiles_fit<float>(32, 16) == (DIMTENSOR_HAS_SIMD == 1));
+  CHECK_FALSE(dt::backends::cpu::detail::attention_backward_tiles_fit<float>(7, 16));  // dQ, dK: BLAS
   // 600 keys: two runs of the value rows (512 at a time), ten groups of
   // packed keys, the last partial; 100 queries: strips of 6 rows and one of
-  // 4; features 7 (no vector multiple); values 16 (one vector) or 80 (a
-  // group of 4 vectors and one of 1).
+  // 4; features 7 (forward on the tiles, backward on BLAS) or 32 (both on
+  // the tiles); values 16 (one vector) or 80 (a group of 4 vectors and one of 1).
+  auto const d = GENERATE(index_t{7}, index_t{32});
   auto const dv = GENERATE(index_t{16}, index_t{80});
-  dt::generator gen(static_cast<std::uint64_t>(dv));
-  index_t const b = 3, nq = 100, nk = 600, d = 7;
+  dt::generator gen(static_cast<std::uint64_t>(d * dv));
+  index_t const b = 3, nq = 100, nk = 600;
   auto q = dt::randn<float>(gen, Batch(b), Queries(nq), Feat(d));
   auto k = dt::randn<float>(gen, Batch(b), KVPairs(nk), Feat(d));
   auto v = dt::randn<float>(gen, Batch(b), KVPairs(nk), ValueFeat(dv));
@@ -249,15 +252,22 @@ TEST_CASE("fused attention: the register tiles (float, values of whole vectors)"
       CHECK(max_diff(attention(q, k, v, lens...), unfused(q, k, v, lens...)) <= 1e-5);
     }
     q.requires_grad_();
+    k.requires_grad_();
     v.requires_grad_();
     dt::sum(attention(q, k, v, lens...) * g).backward();
     auto const gq = q.grad().clone();
+    auto const gk = k.grad().clone();
     auto const gv = v.grad().clone();
     q.zero_grad();
+    k.zero_grad();
     v.zero_grad();
     dt::sum(unfused(q, k, v, lens...) * g).backward();
     CHECK(max_diff(gq, q.grad()) <= 1e-5);
+    CHECK(max_diff(gk, k.grad()) <= 1e-5);
     CHECK(max_diff(gv, v.grad()) <= 1e-5);
+    q.requires_grad_(false);
+    k.requires_grad_(false);
+    v.requires_grad_(false);
   };
   SECTION("1-D lengths with rows of length 0") { check(lens_1d); }
   SECTION("2-D lengths") { check(lens_2d); }
@@ -267,15 +277,29 @@ TEST_CASE("fused attention: the register tiles (float, values of whole vectors)"
 TEST_CASE("fused attention: the register tiles read the named multi-head layout in place", "[nn][attention][fused]") {
   dt::generator gen(4);
   index_t const b = 2, nq = 40, nk = 90, heads = 3, hd = 16;
-  auto const q = dt::randn<float>(gen, Batch(b), Queries(nq), Heads(heads), HeadFeat(hd));
-  auto const k = dt::randn<float>(gen, Batch(b), KVPairs(nk), Heads(heads), HeadFeat(hd));
-  auto const v = dt::randn<float>(gen, Batch(b), KVPairs(nk), Heads(heads), HeadFeat(hd));
+  auto q = dt::randn<float>(gen, Batch(b), Queries(nq), Heads(heads), HeadFeat(hd)).requires_grad_();
+  auto k = dt::randn<float>(gen, Batch(b), KVPairs(nk), Heads(heads), HeadFeat(hd)).requires_grad_();
+  auto v = dt::randn<float>(gen, Batch(b), KVPairs(nk), Heads(heads), HeadFeat(hd)).requires_grad_();
   dt::lengths<KVPairs, Batch> const lens{37, 90};
   dt::nn::dot_product_attention<Queries, KVPairs, HeadFeat> attention;
   attention.eval();
+  auto const g = dt::randn<float>(gen, Batch(b), Queries(nq), Heads(heads), HeadFeat(hd));
+  auto const out = attention(q, k, v, lens);
   auto const reference =
       dt::contract<KVPairs>(dt::masked_softmax<KVPairs>(dt::contract<HeadFeat>(q, k) / 4.0f, lens), v);
-  CHECK(max_diff(attention(q, k, v, lens), reference) <= 1e-5);
+  CHECK(max_diff(out, reference) <= 1e-5);
+  // the backward pass on the tiles too (features 16 both sides), into the same strided layout
+  dt::sum(out * g).backward();
+  auto const gq = q.grad().clone();
+  auto const gk = k.grad().clone();
+  auto const gv = v.grad().clone();
+  q.zero_grad();
+  k.zero_grad();
+  v.zero_grad();
+  dt::sum(reference * g).backward();
+  CHECK(max_diff(gq, q.grad()) <= 1e-5);
+  CHECK(max_diff(gk, k.grad()) <= 1e-5);
+  CHECK(max_diff(gv, v.grad()) <= 1e-5);
 }
 
 TEST_CASE("fused attention: no keys", "[nn][attention][fused]") {
