@@ -430,30 +430,27 @@ std::pair<T const*, index_t> attention_gather(attention_operand<P> const& x, ind
   return {buf, width};
 }
 
-/// Keys the register tiles pack at a time (tile_vectors vectors).
-inline constexpr index_t tile_packed_keys = 64;
-
 #if DIMTENSOR_HAS_SIMD
-/// @brief Register tiles for the float forward pass: its two products
-/// without BLAS, so that nothing is packed per block but the keys (once per
-/// block, [features][16 keys] panels) and nothing is zeroed first.  A tile
-/// is up to tile_rows query rows by up to tile_vectors vectors of 16
-/// columns (keys for the scores, features for the output), its sums kept
-/// in registers (24 of AVX-512's 32) along the whole inner dimension, in
-/// order.
+/// @brief Register tiles for the float kernels' products, without BLAS:
+/// nothing is packed per block (each entry's keys, and for the backward
+/// pass its values, are packed once into [features][16 keys] panels),
+/// nothing is zeroed first, and each strip of rows stops at its own
+/// longest length.  A tile is up to tile_rows rows by up to tile_vectors
+/// vectors of 16 columns (keys for the scores, features for the output and
+/// the gradients), its sums kept in registers (24 of AVX-512's 32) along
+/// the whole inner dimension, in order.
 inline constexpr index_t tile_rows = 6;
 /// Vectors of 16 columns in a tile.
-inline constexpr index_t tile_vectors = tile_packed_keys / simd::lanes;
+inline constexpr index_t tile_vectors = 4;
 
-/// Keys [j0, j0 + n) of entry b as panels of 16: key j0 + 16t + l's
-/// feature f at `out[(t * d + f) * 16 + l]`, 0 past n.
-inline void attention_pack_keys(attention_operand<float const> const& k, index_t b, index_t j0, index_t n, index_t d,
-                                float* out) {
+/// Keys [0, n) of entry b as panels of 16: key 16t + l's feature f at
+/// `out[(t * d + f) * 16 + l]`, 0 past n (round n up to 16 for the size).
+inline void attention_pack_keys(attention_operand<float const> const& k, index_t b, index_t n, index_t d, float* out) {
   for (index_t t = 0; t * simd::lanes < n; ++t) {
     float* panel = out + t * d * simd::lanes;
     for (index_t l = 0; l < simd::lanes; ++l) {
       index_t const j = t * simd::lanes + l;
-      float const* kj = j < n ? k.row(b, j0 + j) : nullptr;
+      float const* kj = j < n ? k.row(b, j) : nullptr;
       for (index_t f = 0; f < d; ++f) panel[f * simd::lanes + l] = kj != nullptr ? kj[f] : 0.0f;
     }
   }
@@ -599,21 +596,32 @@ void attention_tile(index_t r, index_t c, Tile const& tile) {
   }
 }
 
+/// The longest of @p len[r0 .. r0 + rows), at most @p n.
+inline index_t attention_strip_width(index_t const* len, index_t r0, index_t rows, index_t n) {
+  index_t w = 0;
+  for (index_t r = r0; r < r0 + rows; ++r) w = std::max(w, len[r]);
+  return std::min(w, n);
+}
+
 /// s (rows x round16(n), leading dim lds) = the scores of @p rows query
-/// rows (q, ldq) with the first n keys of entry b, packed 64 at a time into
-/// @p panels (64 x d floats).  Key panels outside, rows inside: a group of
-/// packed keys (16 KiB at d = 64) stays in the first-level cache while the
-/// rows pass.
-inline void attention_scores_tiled(float const* q, index_t ldq, index_t rows, attention_operand<float const> const& k,
-                                   index_t b, index_t n, index_t d, float* panels, float* s, index_t lds) {
+/// rows (q, ldq) with the first n keys of an entry, packed by
+/// attention_pack_keys into @p panels; each strip of tile_rows rows stops
+/// at its longest length (@p len: the rows' lengths), so a block of rows
+/// taken longest first computes little past each row's own length.  Key
+/// panels outside, rows inside: a group of packed keys (16 KiB at d = 64)
+/// stays in the first-level cache while the rows pass.
+inline void attention_scores_tiled(float const* q, index_t ldq, index_t rows, index_t const* len, float const* panels,
+                                   index_t n, index_t d, float* s, index_t lds) {
   index_t const vectors = (n + simd::lanes - 1) / simd::lanes;
   for (index_t c0 = 0; c0 < vectors; c0 += tile_vectors) {
-    index_t const c = std::min(tile_vectors, vectors - c0);
     index_t const j0 = c0 * simd::lanes;
-    attention_pack_keys(k, b, j0, std::min(c * simd::lanes, n - j0), d, panels);
     for (index_t r0 = 0; r0 < rows; r0 += tile_rows) {
-      attention_scores_call const tile{q + r0 * ldq, ldq, panels, d, s + r0 * lds + j0, lds};
-      attention_tile(std::min(tile_rows, rows - r0), c, tile);
+      index_t const r = std::min(tile_rows, rows - r0);
+      index_t const width = attention_strip_width(len, r0, r, n);
+      if (width <= j0) continue;
+      index_t const c = std::min(tile_vectors, (width - j0 + simd::lanes - 1) / simd::lanes);
+      attention_scores_call const tile{q + r0 * ldq, ldq, panels + c0 * d * simd::lanes, d, s + r0 * lds + j0, lds};
+      attention_tile(r, c, tile);
     }
   }
 }
@@ -623,32 +631,51 @@ inline void attention_scores_tiled(float const* q, index_t ldq, index_t rows, at
 /// second-level cache.
 inline constexpr index_t tile_value_rows = 512;
 
+/// How far a strip of a value product's inner dimension runs, from the
+/// lengths @p len of the query rows: over the strip's rows' longest length
+/// (w's rows are query rows: each row's weights are 0 past it), or, where
+/// w is transposed (its rows are keys from @p r0 on, the inner dimension
+/// query rows), up to the last query row that reaches key r0.
+inline index_t attention_strip_inner(index_t const* len, bool transposed, index_t r0, index_t rows, index_t n) {
+  if (!transposed) return attention_strip_width(len, r0, rows, n);
+  index_t i = n;
+  while (i > 0 && len[i - 1] <= r0) --i;
+  return i;
+}
+
 /// o (rows x dv, leading dim ldo) = inv[r] · (w · v) over the first n
-/// value rows (v, ldv), w's element (r, j) at `w[r * w_row + j * w_inner]`
-/// (w_inner 1: w's rows; w_row 1: its transpose); dv a multiple of 16.
-/// With @p accumulate the products are added to o; a null @p inv scales
-/// nothing.
-inline void attention_values_tiled(float const* w, index_t w_row, index_t w_inner, index_t rows, index_t n,
-                                   float const* v, index_t ldv, index_t dv, float const* inv, float* o, index_t ldo,
-                                   bool accumulate) {
+/// value rows (v, ldv), w's element (r, j) at `w[r * ldw + j]`, or at
+/// `w[j * ldw + r]` when @p transposed; dv a multiple of 16.
+/// Each strip of rows stops where w is 0 from the query rows' lengths
+/// @p len (attention_strip_inner).  With @p accumulate the products are
+/// added to o; a null @p inv scales nothing.
+inline void attention_values_tiled(float const* w, index_t ldw, bool transposed, index_t rows, index_t n,
+                                   index_t const* len, float const* v, index_t ldv, index_t dv, float const* inv,
+                                   float* o, index_t ldo, bool accumulate) {
+  index_t const w_row = transposed ? 1 : ldw;
+  index_t const w_inner = transposed ? ldw : 1;
   index_t const vectors = dv / simd::lanes;
   for (index_t c0 = 0; c0 < vectors; c0 += tile_vectors) {
     index_t const c = std::min(tile_vectors, vectors - c0);
-    for (index_t j0 = 0; j0 < n; j0 += tile_value_rows) {
-      index_t const nj = std::min(tile_value_rows, n - j0);
+    for (index_t j0 = 0; j0 == 0 || j0 < n; j0 += tile_value_rows) {
       for (index_t r0 = 0; r0 < rows; r0 += tile_rows) {
+        index_t const r = std::min(tile_rows, rows - r0);
+        index_t const inner = attention_strip_inner(len, transposed, r0, r, n);
+        // A strip with nothing to add still writes its zeros when it is not added to.
+        if (j0 >= inner && (j0 > 0 || accumulate)) continue;
+        index_t const nj = std::min(tile_value_rows, inner - j0);
         attention_values_call const tile{w + r0 * w_row + j0 * w_inner,
                                          w_row,
                                          w_inner,
-                                         nj,
+                                         std::max<index_t>(nj, 0),
                                          v + j0 * ldv + c0 * simd::lanes,
                                          ldv,
                                          inv == nullptr ? nullptr : inv + r0,
                                          o + r0 * ldo + c0 * simd::lanes,
                                          ldo,
                                          j0 == 0 && !accumulate,
-                                         j0 + nj == n};
-        attention_tile(std::min(tile_rows, rows - r0), c, tile);
+                                         j0 + nj >= inner};
+        attention_tile(r, c, tile);
       }
     }
   }
@@ -667,23 +694,44 @@ bool attention_tiles_fit(index_t dv) {
   return false;
 }
 
+/// Each entry's first @p kv rows of @p x (d features) packed for the
+/// register tiles (attention_pack_keys), entry b's at b * round16(kv) * d;
+/// empty where T does not take them.
+template <class T>
+std::vector<T> attention_pack_entries(attention_operand<T const> const& x, index_t batch, index_t kv, index_t d) {
+  std::vector<T> packed;
+#if DIMTENSOR_HAS_SIMD
+  if constexpr (std::is_same_v<T, float>) {
+    index_t const size = (kv + simd::lanes - 1) / simd::lanes * simd::lanes * d;
+    packed.resize(static_cast<std::size_t>(batch * size));
+    parallel_for(batch, kv * d, [&](index_t first, index_t last) {
+      for (index_t b = first; b < last; ++b) attention_pack_keys(x, b, kv, d, packed.data() + b * size);
+    });
+  }
+#endif
+  (void)x, (void)batch, (void)kv, (void)d;
+  return packed;
+}
+
 /// One query block of the forward pass on the register tiles (when
 /// attention_tiles_fit): its scores over the first @p width keys of entry
-/// b (packed 64 at a time into @p panels, 64 x d) into @p scores (leading
-/// dim: width rounded up to 16), the softmax rows, and the output rows.
+/// b (@p keys: the entry's packed keys) into @p scores (leading dim: width
+/// rounded up to 16), the softmax rows, and the output rows.
 template <class T>
 void attention_block_tiled(attention_problem<T> const& p, index_t b, T const* q, index_t ldq, index_t rows,
-                           index_t width, index_t const* len, T* panels, T* scores, T* out, index_t ldo, T* m, T* inv) {
+                           index_t width, index_t const* len, T const* keys, T* scores, T* out, index_t ldo, T* m,
+                           T* inv) {
 #if DIMTENSOR_HAS_SIMD
   if constexpr (std::is_same_v<T, float>) {
     index_t const lds = (width + simd::lanes - 1) / simd::lanes * simd::lanes;
-    attention_scores_tiled(q, ldq, rows, p.k, b, width, p.d, panels, scores, lds);
+    attention_scores_tiled(q, ldq, rows, len, keys, width, p.d, scores, lds);
     attention_softmax_rows<T>(scores, lds, rows, width, len, p.scale, m, inv);
-    attention_values_tiled(scores, lds, 1, rows, width, p.v.row(b, 0), p.v.row_stride, p.dv, inv, out, ldo, false);
+    attention_values_tiled(scores, lds, false, rows, width, len, p.v.row(b, 0), p.v.row_stride, p.dv, inv, out, ldo,
+                           false);
     return;
   }
 #endif
-  (void)p, (void)b, (void)q, (void)ldq, (void)rows, (void)width, (void)len, (void)panels, (void)scores, (void)out,
+  (void)p, (void)b, (void)q, (void)ldq, (void)rows, (void)width, (void)len, (void)keys, (void)scores, (void)out,
       (void)ldo, (void)m, (void)inv;
 }
 
@@ -696,20 +744,22 @@ bool attention_backward_tiles_fit(index_t d, index_t dv) {
 }
 
 /// A backward block's raw scores (into @p w) and dP = dO · Vᵀ (into @p dw),
-/// over the first @p width keys of entry b, rows of leading dim @p ldw, on
-/// the register tiles (when attention_backward_tiles_fit).
+/// over the first @p width keys (@p keys and @p values: the entry's packed
+/// keys and values), rows of leading dim @p ldw, on the register tiles
+/// (when attention_backward_tiles_fit).
 template <class T>
-void attention_backward_scores_tiled(attention_problem<T> const& p, index_t b, T const* q, index_t ldq, T const* g,
-                                     index_t ldg, index_t rows, index_t width, T* panels, T* w, T* dw, index_t ldw) {
+void attention_backward_scores_tiled(attention_problem<T> const& p, T const* q, index_t ldq, T const* g, index_t ldg,
+                                     index_t rows, index_t width, index_t const* len, T const* keys, T const* values,
+                                     T* w, T* dw, index_t ldw) {
 #if DIMTENSOR_HAS_SIMD
   if constexpr (std::is_same_v<T, float>) {
-    attention_scores_tiled(q, ldq, rows, p.k, b, width, p.d, panels, w, ldw);
-    attention_scores_tiled(g, ldg, rows, p.v, b, width, p.dv, panels, dw, ldw);
+    attention_scores_tiled(q, ldq, rows, len, keys, width, p.d, w, ldw);
+    attention_scores_tiled(g, ldg, rows, len, values, width, p.dv, dw, ldw);
     return;
   }
 #endif
-  (void)p, (void)b, (void)q, (void)ldq, (void)g, (void)ldg, (void)rows, (void)width, (void)panels, (void)w, (void)dw,
-      (void)ldw;
+  (void)p, (void)q, (void)ldq, (void)g, (void)ldg, (void)rows, (void)width, (void)len, (void)keys, (void)values,
+      (void)w, (void)dw, (void)ldw;
 }
 
 /// A backward block's products on the register tiles: dQ = dS · K into
@@ -717,19 +767,20 @@ void attention_backward_scores_tiled(attention_problem<T> const& p, index_t b, T
 /// into entry b's rows of @p dk and @p dv (P in @p w, dS in @p dw).
 template <class T>
 void attention_backward_products_tiled(attention_problem<T> const& p, index_t b, T const* q, index_t ldq, T const* g,
-                                       index_t ldg, index_t rows, index_t width, T const* w, T const* dw, index_t ldw,
-                                       T* dq, index_t lddq, attention_operand<T> const& dk,
+                                       index_t ldg, index_t rows, index_t width, index_t const* len, T const* w,
+                                       T const* dw, index_t ldw, T* dq, index_t lddq, attention_operand<T> const& dk,
                                        attention_operand<T> const& dv) {
 #if DIMTENSOR_HAS_SIMD
   if constexpr (std::is_same_v<T, float>) {
-    attention_values_tiled(dw, ldw, 1, rows, width, p.k.row(b, 0), p.k.row_stride, p.d, nullptr, dq, lddq, false);
-    attention_values_tiled(dw, 1, ldw, width, rows, q, ldq, p.d, nullptr, dk.row(b, 0), dk.row_stride, true);
-    attention_values_tiled(w, 1, ldw, width, rows, g, ldg, p.dv, nullptr, dv.row(b, 0), dv.row_stride, true);
+    attention_values_tiled(dw, ldw, false, rows, width, len, p.k.row(b, 0), p.k.row_stride, p.d, nullptr, dq, lddq,
+                           false);
+    attention_values_tiled(dw, ldw, true, width, rows, len, q, ldq, p.d, nullptr, dk.row(b, 0), dk.row_stride, true);
+    attention_values_tiled(w, ldw, true, width, rows, len, g, ldg, p.dv, nullptr, dv.row(b, 0), dv.row_stride, true);
     return;
   }
 #endif
-  (void)p, (void)b, (void)q, (void)ldq, (void)g, (void)ldg, (void)rows, (void)width, (void)w, (void)dw, (void)ldw,
-      (void)dq, (void)lddq, (void)dk, (void)dv;
+  (void)p, (void)b, (void)q, (void)ldq, (void)g, (void)ldg, (void)rows, (void)width, (void)len, (void)w, (void)dw,
+      (void)ldw, (void)dq, (void)lddq, (void)dk, (void)dv;
 }
 
 }  // namespace detail
@@ -749,16 +800,16 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
   index_t const cost = std::min(block, p.queries) * std::max<index_t>(p.kv, 1) * (p.d + p.dv);
   struct buffers {
     std::vector<T> scores, qbuf, obuf;
-    std::vector<T> mean;    // the mean of an entry's values, for rows of valid length 0
-    std::vector<T> panels;  // the keys packed for the register tiles
+    std::vector<T> mean;  // the mean of an entry's values, for rows of valid length 0
   };
-  // The register tiles' score rows are padded to whole vectors of keys.
+  // The register tiles' score rows are padded to whole vectors of keys,
+  // and take each entry's keys packed once.
   bool const tiled = detail::attention_tiles_fit<T>(p.dv);
   index_t const kv_padded = tiled ? (p.kv + 15) / 16 * 16 : p.kv;
+  std::vector<T> const keys = tiled ? detail::attention_pack_entries(p.k, p.batch, p.kv, p.d) : std::vector<T>{};
   auto const make = [&] {
     buffers buf;
     buf.scores.resize(static_cast<std::size_t>(block * std::max<index_t>(kv_padded, 1)));
-    if (tiled) buf.panels.resize(static_cast<std::size_t>(detail::tile_packed_keys * p.d));
     if (!order.empty()) {
       buf.qbuf.resize(static_cast<std::size_t>(block * p.d));
       buf.obuf.resize(static_cast<std::size_t>(block * p.dv));
@@ -766,7 +817,7 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
     return buf;
   };
   parallel_for_dynamic(p.batch * blocks, cost, make, [&](buffers& buf, index_t n) {
-    auto& [scores, qbuf, obuf, mean, panels] = buf;
+    auto& [scores, qbuf, obuf, mean] = buf;
     index_t len[attention_block_max], idx[attention_block_max];
     T m[attention_block_max], inv[attention_block_max];
     {
@@ -790,7 +841,8 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
       } else {
         auto const [qa, lda] = detail::attention_gather(p.q, b, idx, rows, p.d, direct, qbuf.data());
         if (tiled) {
-          detail::attention_block_tiled(p, b, qa, lda, rows, width, len, panels.data(), scores.data(), out, ldo, m,
+          detail::attention_block_tiled(p, b, qa, lda, rows, width, len, keys.data() + b * kv_padded * p.d,
+                                        scores.data(), out, ldo, m,
                                         inv);
         } else {
           detail::attention_gemm<T>(false, true, rows, width, p.d, qa, lda, p.k.row(b, 0), p.k.row_stride, T(0),
@@ -857,16 +909,17 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
   index_t const cost = p.queries * std::max<index_t>(p.kv, 1) * (2 * p.d + 2 * p.dv);
   struct buffers {
     std::vector<T> weights, dweights, qbuf, gbuf, dqbuf;
-    std::vector<T> panels;  // keys or values packed for the register tiles
   };
-  // The register tiles' rows are padded to whole vectors of keys.
+  // The register tiles' rows are padded to whole vectors of keys, and take
+  // each entry's keys and values packed once.
   bool const tiled = detail::attention_backward_tiles_fit<T>(p.d, p.dv);
   index_t const kv_padded = tiled ? (p.kv + 15) / 16 * 16 : p.kv;
+  std::vector<T> const keys = tiled ? detail::attention_pack_entries(p.k, p.batch, p.kv, p.d) : std::vector<T>{};
+  std::vector<T> const values = tiled ? detail::attention_pack_entries(p.v, p.batch, p.kv, p.dv) : std::vector<T>{};
   auto const make = [&] {
     buffers buf;
     buf.weights.resize(static_cast<std::size_t>(block * std::max<index_t>(kv_padded, 1)));
     buf.dweights.resize(buf.weights.size());
-    if (tiled) buf.panels.resize(static_cast<std::size_t>(detail::tile_packed_keys * std::max(p.d, p.dv)));
     if (!order.empty()) {
       buf.qbuf.resize(static_cast<std::size_t>(block * p.d));
       buf.gbuf.resize(static_cast<std::size_t>(block * p.dv));
@@ -877,7 +930,7 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
   bool const direct = order.empty();
   detail::scale_divisor<T> const divisor{p.scale};
   parallel_for_dynamic(p.batch, cost, make, [&](buffers& buf, index_t n) {
-    auto& [weights, dweights, qbuf, gbuf, dqbuf, panels] = buf;
+    auto& [weights, dweights, qbuf, gbuf, dqbuf] = buf;
     index_t len[attention_block_max], idx[attention_block_max];
     T m[attention_block_max], inv[attention_block_max];
     {
@@ -905,7 +958,9 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
           // The rows of the weights and their gradients: padded to whole vectors on the register tiles.
           index_t const ldw = tiled ? (width + 15) / 16 * 16 : width;
           if (tiled) {
-            detail::attention_backward_scores_tiled(p, b, qa, lda, ga, ldg, rows, width, panels.data(), pw, dpw, ldw);
+            detail::attention_backward_scores_tiled(p, qa, lda, ga, ldg, rows, width, len,
+                                                    keys.data() + b * kv_padded * p.d,
+                                                    values.data() + b * kv_padded * p.dv, pw, dpw, ldw);
             detail::attention_weights_again<T>(pw, ldw, rows, width, len, p.scale, m, inv);
           } else {
             detail::attention_gemm<T>(false, true, rows, width, p.d, qa, lda, p.k.row(b, 0), p.k.row_stride, T(0), pw,
@@ -932,8 +987,8 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
             std::fill(dr + l, dr + width, T(0));
           }
           if (tiled) {
-            detail::attention_backward_products_tiled(p, b, qa, lda, ga, ldg, rows, width, pw, dpw, ldw, dq_rows, lddq,
-                                                      dk, dv);
+            detail::attention_backward_products_tiled(p, b, qa, lda, ga, ldg, rows, width, len, pw, dpw, ldw, dq_rows,
+                                                      lddq, dk, dv);
           } else {
             detail::attention_gemm<T>(false, false, rows, p.d, width, dpw, width, p.k.row(b, 0), p.k.row_stride, T(0),
                                       dq_rows, lddq);

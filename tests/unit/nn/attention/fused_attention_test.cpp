@@ -271,6 +271,10 @@ TEST_CASE("fused attention: the register tiles (float, values of whole vectors)"
   };
   SECTION("1-D lengths with rows of length 0") { check(lens_1d); }
   SECTION("2-D lengths") { check(lens_2d); }
+  SECTION("2-D lengths, half the rows empty (whole strips of a block with nothing to compute)") {
+    auto const half = dt::randint<std::int64_t>(gen, 0, 2, Batch(b), Queries(nq));
+    check(dt::eval(half * lens_2d));
+  }
   SECTION("no lengths") { check(); }
 }
 
