@@ -187,25 +187,56 @@ struct scale_divisor {
 };
 
 #if DIMTENSOR_HAS_SIMD
+/// Loads x[j, j + 16) into @p v with the lanes at or past @p l set to
+/// -inf (e = 0): from x itself when @p padded (the row has room up to a
+/// whole vector), else through a copy.
+[[gnu::always_inline]] inline void load_tail(simd::f32x16& v, float const* x, index_t j, index_t l, bool padded) {
+  float const ninf = -std::numeric_limits<float>::infinity();
+  if (padded) {
+    simd::i32x16 const lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    simd::load(v, x + j);
+    v = lane < static_cast<std::int32_t>(l - j) ? v : simd::f32x16{} + ninf;
+  } else {
+    float tail[simd::lanes];
+    std::fill(tail, tail + simd::lanes, ninf);
+    std::copy(x + j, x + l, tail);
+    simd::load(v, tail);
+  }
+}
+
+/// Stores the first l - j lanes of @p v at x + j (all 16 when @p padded:
+/// the lanes past l, e = 0, land in the row's padding).
+[[gnu::always_inline]] inline void store_tail(float* x, index_t j, index_t l, bool padded, simd::f32x16 const& v) {
+  if (padded) {
+    simd::store(x + j, v);
+  } else {
+    float tail[simd::lanes];
+    simd::store(tail, v);
+    std::copy(tail, tail + (l - j), x + j);
+  }
+}
+
 /// One float row of @p l raw scores into softmax numerators in place (as
 /// attention_softmax_rows_by below, sixteen lanes at a time, the same sums
 /// in the same order): returns the row's maximum over the scale and the
-/// numerators' sum.
+/// numerators' sum.  @p padded: x has room up to l rounded up to 16.
 template <bool Exact>
-std::pair<float, float> softmax_row_simd(float* x, index_t l, scale_divisor<float> const div) {
+std::pair<float, float> softmax_row_simd(float* x, index_t l, scale_divisor<float> const div, bool padded) {
   simd::f32x16 top = simd::f32x16{} + x[0], v;
   index_t j = 0;
   for (; j + simd::lanes <= l; j += simd::lanes) {
     simd::load(v, x + j);
     simd::max_into(top, v);
   }
-  float tail_top = x[0];
-  for (; j < l; ++j) tail_top = tail_top < x[j] ? x[j] : tail_top;
-  float const mx = simd::max_of(top);
+  index_t const full = j;
+  if (j < l) {
+    load_tail(v, x, j, l, padded);
+    simd::max_into(top, v);
+  }
   // Rounding is monotonic: the largest x / scale is the largest x, divided.
-  float const m = div.template divide<Exact>(tail_top < mx ? mx : tail_top);
+  float const m = div.template divide<Exact>(simd::max_of(top));
   simd::f32x16 part{};
-  for (j = 0; j + simd::lanes <= l; j += simd::lanes) {
+  for (j = 0; j < full; j += simd::lanes) {
     simd::load(v, x + j);
     simd::divide<Exact>(v, div.scale, div.inverse);
     v -= m;
@@ -215,42 +246,37 @@ std::pair<float, float> softmax_row_simd(float* x, index_t l, scale_divisor<floa
   }
   float sum = 0.0f;
   if (j < l) {
-    // The last, partial vector: the lanes past the row are -inf (e = 0, unused).
-    float tail[simd::lanes];
-    std::fill(tail, tail + simd::lanes, -std::numeric_limits<float>::infinity());
-    std::copy(x + j, x + l, tail);
-    simd::load(v, tail);
+    load_tail(v, x, j, l, padded);
     simd::divide<Exact>(v, div.scale, div.inverse);
     v -= m;
     simd::exp_nonpositive(v);
-    simd::store(tail, v);
-    for (index_t k = 0; k < l - j; ++k) sum += tail[k];
-    std::copy(tail, tail + (l - j), x + j);
+    store_tail(x, j, l, padded, v);
+    for (index_t k = 0; k < l - j; ++k) sum += v[k];
   }
   return {m, sum + simd::sum_in_order(part)};
 }
 
 /// Row weights again in float (attention_weights_again_by below):
-/// x[j] = exp(x[j] / scale − m) · inv for j < l.
+/// x[j] = exp(x[j] / scale − m) · inv for j < l.  @p padded as above.
 template <bool Exact>
-void weights_row_simd(float* x, index_t l, scale_divisor<float> const div, float m, float inv) {
+void weights_row_simd(float* x, index_t l, scale_divisor<float> const div, float m, float inv, bool padded) {
   simd::f32x16 v;
-  index_t j = 0;
-  auto const weights = [&](float* at) {
-    simd::load(v, at);
+  auto const weights = [&] {
     simd::divide<Exact>(v, div.scale, div.inverse);
     v -= m;
     simd::exp_nonpositive(v);
     v *= inv;
-    simd::store(at, v);
   };
-  for (; j + simd::lanes <= l; j += simd::lanes) weights(x + j);
+  index_t j = 0;
+  for (; j + simd::lanes <= l; j += simd::lanes) {
+    simd::load(v, x + j);
+    weights();
+    simd::store(x + j, v);
+  }
   if (j < l) {
-    float tail[simd::lanes];
-    std::fill(tail, tail + simd::lanes, -std::numeric_limits<float>::infinity());
-    std::copy(x + j, x + l, tail);
-    weights(tail);
-    std::copy(tail, tail + (l - j), x + j);
+    load_tail(v, x, j, l, padded);
+    weights();
+    store_tail(x, j, l, padded, v);
   }
 }
 #endif
@@ -278,7 +304,7 @@ void attention_softmax_rows_by(T* s, index_t ld, index_t rows, index_t width, in
     }
 #if DIMTENSOR_HAS_SIMD
     if constexpr (std::is_same_v<T, float>) {
-      auto const [m, sum] = softmax_row_simd<Exact>(x, l, div);
+      auto const [m, sum] = softmax_row_simd<Exact>(x, l, div, ld >= (width + 15) / 16 * 16);
       std::fill(x + l, x + width, T(0));
       row_max[r] = m;
       row_inv[r] = T(1) / sum;
@@ -337,7 +363,7 @@ void attention_weights_again_by(T* s, index_t ld, index_t rows, index_t width, i
     T const inv = row_inv[r];
 #if DIMTENSOR_HAS_SIMD
     if constexpr (vector_exp) {
-      weights_row_simd<Exact>(x, l, div, m, inv);
+      weights_row_simd<Exact>(x, l, div, m, inv, ld >= (width + 15) / 16 * 16);
       std::fill(x + l, x + width, T(0));
       continue;
     }
@@ -456,11 +482,14 @@ inline void attention_pack_keys(attention_operand<float const> const& k, index_t
   }
 }
 
-/// Scores of R query rows (row r at q + r * ldq) with C panels of packed
-/// keys: s[r * lds + 16c + l] = Σ_f q[r][f] · key(16c + l)[f].
+/// Scores of R query rows (row r at q[r]) with C panels of packed keys:
+/// s[r * lds + 16c + l] = Σ_f q[r][f] · key(16c + l)[f].
 template <int R, int C>
-[[gnu::always_inline]] inline void attention_scores_tile(float const* q, index_t ldq, float const* panels, index_t d,
+[[gnu::always_inline]] inline void attention_scores_tile(float const* const* q, float const* panels, index_t d,
                                                          float* s, index_t lds) {
+  float const* row[R];
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) row[r] = q[r];
   simd::f32x16 acc[R][C] = {};
   for (index_t f = 0; f < d; ++f) {
     simd::f32x16 key[C];
@@ -468,7 +497,7 @@ template <int R, int C>
     for (int c = 0; c < C; ++c) simd::load(key[c], panels + (c * d + f) * simd::lanes);
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
-      float const x = q[r * ldq + f];
+      float const x = row[r][f];
 #pragma GCC unroll 4
       for (int c = 0; c < C; ++c) acc[r][c] += key[c] * x;
     }
@@ -480,28 +509,33 @@ template <int R, int C>
   }
 }
 
-/// Output of R rows over C vectors of features: o[r * ldo + 16c + l] =
-/// inv[r] · Σ_{j<n} w(r, j) · v[j * ldv + 16c + l], with w(r, j) at
-/// `w[r * w_row + j * w_inner]` (a transposed w for the keys' and values'
-/// gradients).  When not @p first, the sums start from o's (an earlier run
-/// over other value rows, or gradients to add to); only when @p last, and
-/// @p inv is not null, are they scaled by inv.
+/// Output of R rows over C vectors of features, columns from @p col:
+/// o[r][col + 16c + l] = inv[r] · Σ_{j<n} w(r, j) · v[j * ldv + col + 16c + l],
+/// with w(r, j) at `w[r * w_row + j * w_inner]` (a transposed w for the
+/// keys' and values' gradients), o an array of row pointers.  When not
+/// @p first, the sums start from o's (an earlier run over other value
+/// rows, or gradients to add to); only when @p last, and @p inv is not
+/// null, are they scaled by inv.
 template <int R, int C>
 [[gnu::always_inline]] inline void attention_values_tile(float const* w, index_t w_row, index_t w_inner, index_t n,
-                                                         float const* v, index_t ldv, float const* inv, float* o,
-                                                         index_t ldo, bool first, bool last) {
+                                                         float const* v, index_t ldv, index_t col, float const* inv,
+                                                         float* const* o, bool first, bool last) {
   simd::f32x16 acc[R][C] = {};
+  float* out[R];
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) out[r] = o[r] + col;
   if (!first) {
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4
-      for (int c = 0; c < C; ++c) simd::load(acc[r][c], o + r * ldo + c * simd::lanes);
+      for (int c = 0; c < C; ++c) simd::load(acc[r][c], out[r] + c * simd::lanes);
     }
   }
   for (index_t j = 0; j < n; ++j) {
     simd::f32x16 value[C];
+    float const* vj = v + j * ldv + col;
 #pragma GCC unroll 4
-    for (int c = 0; c < C; ++c) simd::load(value[c], v + j * ldv + c * simd::lanes);
+    for (int c = 0; c < C; ++c) simd::load(value[c], vj + c * simd::lanes);
     float const* wj = w + j * w_inner;
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
@@ -516,22 +550,21 @@ template <int R, int C>
 #pragma GCC unroll 4
     for (int c = 0; c < C; ++c) {
       if (scale) acc[r][c] *= inv[r];
-      simd::store(o + r * ldo + c * simd::lanes, acc[r][c]);
+      simd::store(out[r] + c * simd::lanes, acc[r][c]);
     }
   }
 }
 
 /// attention_scores_tile's arguments, for attention_tile.
 struct attention_scores_call {
-  float const* q;
-  index_t ldq;
+  float const* const* q;
   float const* panels;
   index_t d;
   float* s;
   index_t lds;
   template <int R, int C>
   void run() const {
-    attention_scores_tile<R, C>(q, ldq, panels, d, s, lds);
+    attention_scores_tile<R, C>(q, panels, d, s, lds);
   }
 };
 
@@ -540,14 +573,13 @@ struct attention_values_call {
   float const* w;
   index_t w_row, w_inner, n;
   float const* v;
-  index_t ldv;
+  index_t ldv, col;
   float const* inv;
-  float* o;
-  index_t ldo;
+  float* const* o;
   bool first, last;
   template <int R, int C>
   void run() const {
-    attention_values_tile<R, C>(w, w_row, w_inner, n, v, ldv, inv, o, ldo, first, last);
+    attention_values_tile<R, C>(w, w_row, w_inner, n, v, ldv, col, inv, o, first, last);
   }
 };
 
@@ -604,13 +636,13 @@ inline index_t attention_strip_width(index_t const* len, index_t r0, index_t row
 }
 
 /// s (rows x round16(n), leading dim lds) = the scores of @p rows query
-/// rows (q, ldq) with the first n keys of an entry, packed by
+/// rows (row r at q[r]) with the first n keys of an entry, packed by
 /// attention_pack_keys into @p panels; each strip of tile_rows rows stops
 /// at its longest length (@p len: the rows' lengths), so a block of rows
 /// taken longest first computes little past each row's own length.  Key
 /// panels outside, rows inside: a group of packed keys (16 KiB at d = 64)
 /// stays in the first-level cache while the rows pass.
-inline void attention_scores_tiled(float const* q, index_t ldq, index_t rows, index_t const* len, float const* panels,
+inline void attention_scores_tiled(float const* const* q, index_t rows, index_t const* len, float const* panels,
                                    index_t n, index_t d, float* s, index_t lds) {
   index_t const vectors = (n + simd::lanes - 1) / simd::lanes;
   for (index_t c0 = 0; c0 < vectors; c0 += tile_vectors) {
@@ -620,7 +652,7 @@ inline void attention_scores_tiled(float const* q, index_t ldq, index_t rows, in
       index_t const width = attention_strip_width(len, r0, r, n);
       if (width <= j0) continue;
       index_t const c = std::min(tile_vectors, (width - j0 + simd::lanes - 1) / simd::lanes);
-      attention_scores_call const tile{q + r0 * ldq, ldq, panels + c0 * d * simd::lanes, d, s + r0 * lds + j0, lds};
+      attention_scores_call const tile{q + r0, panels + c0 * d * simd::lanes, d, s + r0 * lds + j0, lds};
       attention_tile(r, c, tile);
     }
   }
@@ -643,15 +675,15 @@ inline index_t attention_strip_inner(index_t const* len, bool transposed, index_
   return i;
 }
 
-/// o (rows x dv, leading dim ldo) = inv[r] · (w · v) over the first n
-/// value rows (v, ldv), w's element (r, j) at `w[r * ldw + j]`, or at
-/// `w[j * ldw + r]` when @p transposed; dv a multiple of 16.
-/// Each strip of rows stops where w is 0 from the query rows' lengths
-/// @p len (attention_strip_inner).  With @p accumulate the products are
-/// added to o; a null @p inv scales nothing.
+/// o (rows x dv, row r at o[r]) = inv[r] · (w · v) over the first n
+/// value rows (v, leading dim ldv), w's element (r, j) at `w[r * ldw + j]`, or
+/// at `w[j * ldw + r]` when @p transposed; dv a multiple of 16.  Each
+/// strip of rows stops where w is 0 from the query rows' lengths @p len
+/// (attention_strip_inner).  With @p accumulate the products are added to
+/// o; a null @p inv scales nothing.
 inline void attention_values_tiled(float const* w, index_t ldw, bool transposed, index_t rows, index_t n,
                                    index_t const* len, float const* v, index_t ldv, index_t dv, float const* inv,
-                                   float* o, index_t ldo, bool accumulate) {
+                                   float* const* o, bool accumulate) {
   index_t const w_row = transposed ? 1 : ldw;
   index_t const w_inner = transposed ? ldw : 1;
   index_t const vectors = dv / simd::lanes;
@@ -668,11 +700,11 @@ inline void attention_values_tiled(float const* w, index_t ldw, bool transposed,
                                          w_row,
                                          w_inner,
                                          std::max<index_t>(nj, 0),
-                                         v + j0 * ldv + c0 * simd::lanes,
+                                         v + j0 * ldv,
                                          ldv,
+                                         c0 * simd::lanes,
                                          inv == nullptr ? nullptr : inv + r0,
-                                         o + r0 * ldo + c0 * simd::lanes,
-                                         ldo,
+                                         o + r0,
                                          j0 == 0 && !accumulate,
                                          j0 + nj >= inner};
         attention_tile(r, c, tile);
@@ -714,25 +746,24 @@ std::vector<T> attention_pack_entries(attention_operand<T const> const& x, index
 }
 
 /// One query block of the forward pass on the register tiles (when
-/// attention_tiles_fit): its scores over the first @p width keys of entry
-/// b (@p keys: the entry's packed keys) into @p scores (leading dim: width
-/// rounded up to 16), the softmax rows, and the output rows.
+/// attention_tiles_fit): its scores over the first @p width keys of an
+/// entry (@p keys: its packed keys; query row r at q[r]) into @p scores
+/// (leading dim: width rounded up to 16), the softmax rows, and the output
+/// rows (row r at out[r]) from entry b's values.
 template <class T>
-void attention_block_tiled(attention_problem<T> const& p, index_t b, T const* q, index_t ldq, index_t rows,
-                           index_t width, index_t const* len, T const* keys, T* scores, T* out, index_t ldo, T* m,
-                           T* inv) {
+void attention_block_tiled(attention_problem<T> const& p, index_t b, T const* const* q, index_t rows, index_t width,
+                           index_t const* len, T const* keys, T* scores, T* const* out, T* m, T* inv) {
 #if DIMTENSOR_HAS_SIMD
   if constexpr (std::is_same_v<T, float>) {
     index_t const lds = (width + simd::lanes - 1) / simd::lanes * simd::lanes;
-    attention_scores_tiled(q, ldq, rows, len, keys, width, p.d, scores, lds);
+    attention_scores_tiled(q, rows, len, keys, width, p.d, scores, lds);
     attention_softmax_rows<T>(scores, lds, rows, width, len, p.scale, m, inv);
-    attention_values_tiled(scores, lds, false, rows, width, len, p.v.row(b, 0), p.v.row_stride, p.dv, inv, out, ldo,
-                           false);
+    attention_values_tiled(scores, lds, false, rows, width, len, p.v.row(b, 0), p.v.row_stride, p.dv, inv, out, false);
     return;
   }
 #endif
-  (void)p, (void)b, (void)q, (void)ldq, (void)rows, (void)width, (void)len, (void)keys, (void)scores, (void)out,
-      (void)ldo, (void)m, (void)inv;
+  (void)p, (void)b, (void)q, (void)rows, (void)width, (void)len, (void)keys, (void)scores, (void)out, (void)m,
+      (void)inv;
 }
 
 /// Whether the backward pass in T takes the register tiles: as the
@@ -745,42 +776,42 @@ bool attention_backward_tiles_fit(index_t d, index_t dv) {
 
 /// A backward block's raw scores (into @p w) and dP = dO · Vᵀ (into @p dw),
 /// over the first @p width keys (@p keys and @p values: the entry's packed
-/// keys and values), rows of leading dim @p ldw, on the register tiles
-/// (when attention_backward_tiles_fit).
+/// keys and values; query row r at q[r], its output gradient at g[r]),
+/// rows of leading dim @p ldw, on the register tiles (when
+/// attention_backward_tiles_fit).
 template <class T>
-void attention_backward_scores_tiled(attention_problem<T> const& p, T const* q, index_t ldq, T const* g, index_t ldg,
-                                     index_t rows, index_t width, index_t const* len, T const* keys, T const* values,
-                                     T* w, T* dw, index_t ldw) {
+void attention_backward_scores_tiled(attention_problem<T> const& p, T const* const* q, T const* const* g, index_t rows,
+                                     index_t width, index_t const* len, T const* keys, T const* values, T* w, T* dw,
+                                     index_t ldw) {
 #if DIMTENSOR_HAS_SIMD
   if constexpr (std::is_same_v<T, float>) {
-    attention_scores_tiled(q, ldq, rows, len, keys, width, p.d, w, ldw);
-    attention_scores_tiled(g, ldg, rows, len, values, width, p.dv, dw, ldw);
+    attention_scores_tiled(q, rows, len, keys, width, p.d, w, ldw);
+    attention_scores_tiled(g, rows, len, values, width, p.dv, dw, ldw);
     return;
   }
 #endif
-  (void)p, (void)q, (void)ldq, (void)g, (void)ldg, (void)rows, (void)width, (void)len, (void)keys, (void)values,
-      (void)w, (void)dw, (void)ldw;
+  (void)p, (void)q, (void)g, (void)rows, (void)width, (void)len, (void)keys, (void)values, (void)w, (void)dw,
+      (void)ldw;
 }
 
 /// A backward block's products on the register tiles: dQ = dS · K into
-/// the rows @p dq (leading dim @p lddq), dK += dSᵀ · Q and dV += Pᵀ · dO
-/// into entry b's rows of @p dk and @p dv (P in @p w, dS in @p dw).
+/// the rows dq[r], dK += dSᵀ · Q and dV += Pᵀ · dO into the rows dk[j] and
+/// dv[j] (P in @p w, dS in @p dw; the block's query rows and their output
+/// gradients as matrices q and g, leading dims ldq and ldg).
 template <class T>
 void attention_backward_products_tiled(attention_problem<T> const& p, index_t b, T const* q, index_t ldq, T const* g,
                                        index_t ldg, index_t rows, index_t width, index_t const* len, T const* w,
-                                       T const* dw, index_t ldw, T* dq, index_t lddq, attention_operand<T> const& dk,
-                                       attention_operand<T> const& dv) {
+                                       T const* dw, index_t ldw, T* const* dq, T* const* dk, T* const* dv) {
 #if DIMTENSOR_HAS_SIMD
   if constexpr (std::is_same_v<T, float>) {
-    attention_values_tiled(dw, ldw, false, rows, width, len, p.k.row(b, 0), p.k.row_stride, p.d, nullptr, dq, lddq,
-                           false);
-    attention_values_tiled(dw, ldw, true, width, rows, len, q, ldq, p.d, nullptr, dk.row(b, 0), dk.row_stride, true);
-    attention_values_tiled(w, ldw, true, width, rows, len, g, ldg, p.dv, nullptr, dv.row(b, 0), dv.row_stride, true);
+    attention_values_tiled(dw, ldw, false, rows, width, len, p.k.row(b, 0), p.k.row_stride, p.d, nullptr, dq, false);
+    attention_values_tiled(dw, ldw, true, width, rows, len, q, ldq, p.d, nullptr, dk, true);
+    attention_values_tiled(w, ldw, true, width, rows, len, g, ldg, p.dv, nullptr, dv, true);
     return;
   }
 #endif
   (void)p, (void)b, (void)q, (void)ldq, (void)g, (void)ldg, (void)rows, (void)width, (void)len, (void)w, (void)dw,
-      (void)ldw, (void)dq, (void)lddq, (void)dk, (void)dv;
+      (void)ldw, (void)dq, (void)dk, (void)dv;
 }
 
 }  // namespace detail
@@ -801,6 +832,9 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
   struct buffers {
     std::vector<T> scores, qbuf, obuf;
     std::vector<T> mean;  // the mean of an entry's values, for rows of valid length 0
+    // The register tiles read and write rows in place, through pointers.
+    std::vector<T const*> qrows;
+    std::vector<T*> orows;
   };
   // The register tiles' score rows are padded to whole vectors of keys,
   // and take each entry's keys packed once.
@@ -810,14 +844,17 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
   auto const make = [&] {
     buffers buf;
     buf.scores.resize(static_cast<std::size_t>(block * std::max<index_t>(kv_padded, 1)));
-    if (!order.empty()) {
+    if (tiled) {
+      buf.qrows.resize(static_cast<std::size_t>(block));
+      buf.orows.resize(static_cast<std::size_t>(block));
+    } else if (!order.empty()) {
       buf.qbuf.resize(static_cast<std::size_t>(block * p.d));
       buf.obuf.resize(static_cast<std::size_t>(block * p.dv));
     }
     return buf;
   };
   parallel_for_dynamic(p.batch * blocks, cost, make, [&](buffers& buf, index_t n) {
-    auto& [scores, qbuf, obuf, mean] = buf;
+    auto& [scores, qbuf, obuf, mean, qrows, orows] = buf;
     index_t len[attention_block_max], idx[attention_block_max];
     T m[attention_block_max], inv[attention_block_max];
     {
@@ -834,17 +871,23 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
         width = std::max(width, len[r]);
         any_empty = any_empty || len[r] == 0;
       }
-      T* out = direct ? o.row(b, i0) : obuf.data();
-      index_t const ldo = direct ? o.row_stride : p.dv;
+      // Output rows: in place, but for the BLAS path's gathered rows (copied back at the end).
+      bool const copied = !direct && !tiled;
+      T* const out = copied ? obuf.data() : o.row(b, idx[0]);
+      index_t const ldo = copied ? p.dv : o.row_stride;
+      auto const out_row = [&](index_t r) { return copied ? out + r * ldo : o.row(b, idx[r]); };
       if (width == 0) {
-        for (index_t r = 0; r < rows; ++r) std::fill(out + r * ldo, out + r * ldo + p.dv, T(0));
+        for (index_t r = 0; r < rows; ++r) std::fill(out_row(r), out_row(r) + p.dv, T(0));
       } else {
-        auto const [qa, lda] = detail::attention_gather(p.q, b, idx, rows, p.d, direct, qbuf.data());
         if (tiled) {
-          detail::attention_block_tiled(p, b, qa, lda, rows, width, len, keys.data() + b * kv_padded * p.d,
-                                        scores.data(), out, ldo, m,
-                                        inv);
+          for (index_t r = 0; r < rows; ++r) {
+            qrows[static_cast<std::size_t>(r)] = p.q.row(b, idx[r]);
+            orows[static_cast<std::size_t>(r)] = out_row(r);
+          }
+          detail::attention_block_tiled(p, b, qrows.data(), rows, width, len, keys.data() + b * kv_padded * p.d,
+                                        scores.data(), orows.data(), m, inv);
         } else {
+          auto const [qa, lda] = detail::attention_gather(p.q, b, idx, rows, p.d, direct, qbuf.data());
           detail::attention_gemm<T>(false, true, rows, width, p.d, qa, lda, p.k.row(b, 0), p.k.row_stride, T(0),
                                     scores.data(), width);
           detail::attention_softmax_rows<T>(scores.data(), width, rows, width, len, p.scale, m, inv);
@@ -870,10 +913,10 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
           for (index_t f = 0; f < p.dv; ++f) mean[f] += vj[f] / static_cast<T>(p.kv);
         }
         for (index_t r = 0; r < rows; ++r) {
-          if (len[r] == 0) std::copy(mean.begin(), mean.end(), out + r * ldo);
+          if (len[r] == 0) std::copy(mean.begin(), mean.end(), out_row(r));
         }
       }
-      if (!direct) {
+      if (copied) {
         for (index_t r = 0; r < rows; ++r) std::copy(out + r * ldo, out + r * ldo + p.dv, o.row(b, idx[r]));
       }
     }
@@ -909,6 +952,9 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
   index_t const cost = p.queries * std::max<index_t>(p.kv, 1) * (2 * p.d + 2 * p.dv);
   struct buffers {
     std::vector<T> weights, dweights, qbuf, gbuf, dqbuf;
+    // The register tiles read and write rows in place, through pointers.
+    std::vector<T const*> qrows, grows;
+    std::vector<T*> dqrows, dkrows, dvrows;
   };
   // The register tiles' rows are padded to whole vectors of keys, and take
   // each entry's keys and values packed once.
@@ -920,21 +966,36 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
     buffers buf;
     buf.weights.resize(static_cast<std::size_t>(block * std::max<index_t>(kv_padded, 1)));
     buf.dweights.resize(buf.weights.size());
+    if (tiled) {
+      for (auto* rows : {&buf.qrows, &buf.grows}) rows->resize(static_cast<std::size_t>(block));
+      buf.dqrows.resize(static_cast<std::size_t>(block));
+      buf.dkrows.resize(static_cast<std::size_t>(p.kv));
+      buf.dvrows.resize(static_cast<std::size_t>(p.kv));
+    }
     if (!order.empty()) {
       buf.qbuf.resize(static_cast<std::size_t>(block * p.d));
       buf.gbuf.resize(static_cast<std::size_t>(block * p.dv));
-      buf.dqbuf.resize(static_cast<std::size_t>(block * p.d));
+      if (!tiled) buf.dqbuf.resize(static_cast<std::size_t>(block * p.d));
     }
     return buf;
   };
   bool const direct = order.empty();
   detail::scale_divisor<T> const divisor{p.scale};
   parallel_for_dynamic(p.batch, cost, make, [&](buffers& buf, index_t n) {
-    auto& [weights, dweights, qbuf, gbuf, dqbuf] = buf;
+    auto& [weights, dweights, qbuf, gbuf, dqbuf, qrows, grows, dqrows, dkrows, dvrows] = buf;
     index_t len[attention_block_max], idx[attention_block_max];
     T m[attention_block_max], inv[attention_block_max];
     {
       index_t const b = entries[static_cast<std::size_t>(n)];
+      if (tiled) {
+        for (index_t j = 0; j < p.kv; ++j) {
+          dkrows[static_cast<std::size_t>(j)] = dk.row(b, j);
+          dvrows[static_cast<std::size_t>(j)] = dv.row(b, j);
+        }
+      }
+      // The queries' gradient rows: in place, but for the BLAS path's
+      // gathered rows (copied back at the end).
+      bool const copied = !direct && !tiled;
       for (index_t blk = 0; blk < blocks; ++blk) {
         index_t const i0 = blk * block;
         index_t const rows = std::min(block, p.queries - i0);
@@ -946,11 +1007,12 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
           m[r] = row_max[b * p.queries + idx[r]];
           inv[r] = row_inv[b * p.queries + idx[r]];
         }
-        T* dq_rows = direct ? dq.row(b, i0) : dqbuf.data();
-        index_t const lddq = direct ? dq.row_stride : p.d;
+        T* dq_rows = copied ? dqbuf.data() : dq.row(b, idx[0]);
+        index_t const lddq = copied ? p.d : dq.row_stride;
+        auto const dq_row = [&](index_t r) { return copied ? dq_rows + r * lddq : dq.row(b, idx[r]); };
         auto const [ga, ldg] = detail::attention_gather(g, b, idx, rows, p.dv, direct, gbuf.data());
         if (width == 0) {
-          for (index_t r = 0; r < rows; ++r) std::fill(dq_rows + r * lddq, dq_rows + r * lddq + p.d, T(0));
+          for (index_t r = 0; r < rows; ++r) std::fill(dq_row(r), dq_row(r) + p.d, T(0));
         } else {
           T* const pw = weights.data();
           T* const dpw = dweights.data();
@@ -958,7 +1020,12 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
           // The rows of the weights and their gradients: padded to whole vectors on the register tiles.
           index_t const ldw = tiled ? (width + 15) / 16 * 16 : width;
           if (tiled) {
-            detail::attention_backward_scores_tiled(p, qa, lda, ga, ldg, rows, width, len,
+            for (index_t r = 0; r < rows; ++r) {
+              qrows[static_cast<std::size_t>(r)] = qa + r * lda;
+              grows[static_cast<std::size_t>(r)] = ga + r * ldg;
+              dqrows[static_cast<std::size_t>(r)] = dq.row(b, idx[r]);
+            }
+            detail::attention_backward_scores_tiled(p, qrows.data(), grows.data(), rows, width, len,
                                                     keys.data() + b * kv_padded * p.d,
                                                     values.data() + b * kv_padded * p.dv, pw, dpw, ldw);
             detail::attention_weights_again<T>(pw, ldw, rows, width, len, p.scale, m, inv);
@@ -987,8 +1054,8 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
             std::fill(dr + l, dr + width, T(0));
           }
           if (tiled) {
-            detail::attention_backward_products_tiled(p, b, qa, lda, ga, ldg, rows, width, len, pw, dpw, ldw, dq_rows,
-                                                      lddq, dk, dv);
+            detail::attention_backward_products_tiled(p, b, qa, lda, ga, ldg, rows, width, len, pw, dpw, ldw,
+                                                      dqrows.data(), dkrows.data(), dvrows.data());
           } else {
             detail::attention_gemm<T>(false, false, rows, p.d, width, dpw, width, p.k.row(b, 0), p.k.row_stride, T(0),
                                       dq_rows, lddq);
@@ -1007,7 +1074,7 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
             for (index_t f = 0; f < p.dv; ++f) dvj[f] += gr[f] / static_cast<T>(p.kv);
           }
         }
-        if (!direct) {
+        if (copied) {
           for (index_t r = 0; r < rows; ++r) {
             std::copy(dq_rows + r * lddq, dq_rows + r * lddq + p.d, dq.row(b, idx[r]));
           }
