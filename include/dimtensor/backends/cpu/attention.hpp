@@ -406,12 +406,19 @@ std::vector<index_t> attention_row_order(attention_problem<T> const& p) {
     for (index_t i = 1; i < p.queries && !varies; ++i) varies = p.lens[b * p.queries + i] != p.lens[b * p.queries];
   }
   if (!varies) return {};
+  // A counting sort per entry, stable (rows of one length in index order):
+  // lengths lie in [0, kv], so this is linear where a comparison sort of
+  // every entry's rows on every call was not.
   std::vector<index_t> order(static_cast<std::size_t>(p.batch * p.queries));
+  std::vector<index_t> start(static_cast<std::size_t>(p.kv + 2));
   for (index_t b = 0; b < p.batch; ++b) {
     index_t* first = order.data() + b * p.queries;
-    for (index_t i = 0; i < p.queries; ++i) first[i] = i;
     index_t const* len = p.lens + b * p.queries;
-    std::stable_sort(first, first + p.queries, [len](index_t x, index_t y) { return len[x] > len[y]; });
+    auto const key = [&](index_t i) { return static_cast<std::size_t>(p.kv - std::clamp<index_t>(len[i], 0, p.kv)); };
+    std::fill(start.begin(), start.end(), index_t{0});
+    for (index_t i = 0; i < p.queries; ++i) ++start[key(i) + 1];
+    for (std::size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
+    for (index_t i = 0; i < p.queries; ++i) first[start[key(i)]++] = i;
   }
   return order;
 }
@@ -472,12 +479,28 @@ inline constexpr index_t tile_vectors = 4;
 /// Keys [0, n) of entry b as panels of 16: key 16t + l's feature f at
 /// `out[(t * d + f) * 16 + l]`, 0 past n (round n up to 16 for the size).
 inline void attention_pack_keys(attention_operand<float const> const& k, index_t b, index_t n, index_t d, float* out) {
+  index_t const whole = d / simd::lanes * simd::lanes;  // features moved 16 x 16 at a time
   for (index_t t = 0; t * simd::lanes < n; ++t) {
     float* panel = out + t * d * simd::lanes;
+    float const* key[simd::lanes];
     for (index_t l = 0; l < simd::lanes; ++l) {
       index_t const j = t * simd::lanes + l;
-      float const* kj = j < n ? k.row(b, j) : nullptr;
-      for (index_t f = 0; f < d; ++f) panel[f * simd::lanes + l] = kj != nullptr ? kj[f] : 0.0f;
+      key[l] = j < n ? k.row(b, j) : nullptr;
+    }
+    for (index_t f0 = 0; f0 < whole; f0 += simd::lanes) {
+      simd::f32x16 block[simd::lanes];
+      for (index_t l = 0; l < simd::lanes; ++l) {
+        if (key[l] != nullptr) {
+          simd::load(block[l], key[l] + f0);
+        } else {
+          block[l] = simd::f32x16{};
+        }
+      }
+      simd::transpose16(block);
+      for (index_t f = 0; f < simd::lanes; ++f) simd::store(panel + (f0 + f) * simd::lanes, block[f]);
+    }
+    for (index_t l = 0; l < simd::lanes; ++l) {
+      for (index_t f = whole; f < d; ++f) panel[f * simd::lanes + l] = key[l] != nullptr ? key[l][f] : 0.0f;
     }
   }
 }

@@ -12,8 +12,10 @@
 /// nvcc, nor a compiler without the extensions); kernels keep a plain loop
 /// for the other case.
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include <dimtensor/config.hpp>
 
@@ -76,6 +78,37 @@ template <bool Exact>
   } else {
     v /= scale;
   }
+}
+
+namespace detail {
+/// Within each 2K x 2K block of the rows a and b (K apart), swaps the
+/// upper-right K x K block with the lower-left one: one level of
+/// transpose16.
+template <int K, std::size_t... I>
+[[gnu::always_inline]] inline void swap_blocks(f32x16& a, f32x16& b, std::index_sequence<I...>) noexcept {
+  f32x16 const upper = __builtin_shufflevector(a, b, ((I & K) == 0 ? int(I) : int(16 + I - K))...);
+  f32x16 const lower = __builtin_shufflevector(a, b, ((I & K) == 0 ? int(I + K) : int(16 + I))...);
+  a = upper;
+  b = lower;
+}
+
+template <int K>
+[[gnu::always_inline]] inline void transpose_level(f32x16 (&rows)[16]) noexcept {
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; ++i) {
+    if ((i & K) == 0) swap_blocks<K>(rows[i], rows[i + K], std::make_index_sequence<16>{});
+  }
+}
+}  // namespace detail
+
+/// Transposes the 16 x 16 matrix whose rows are @p rows, in place: rows[i]
+/// lane j becomes the old rows[j] lane i (off-diagonal blocks of 8, 4, 2
+/// and 1 swapped in turn: 64 two-vector shuffles).
+[[gnu::always_inline]] inline void transpose16(f32x16 (&rows)[16]) noexcept {
+  detail::transpose_level<8>(rows);
+  detail::transpose_level<4>(rows);
+  detail::transpose_level<2>(rows);
+  detail::transpose_level<1>(rows);
 }
 
 /// The smallest argument exp_nonpositive gives as a number other than 0:

@@ -88,4 +88,19 @@ TEST_CASE("simd: load, store, max and sums", "[backends][cpu][simd]") {
   }
 }
 
+TEST_CASE("simd: transpose16", "[backends][cpu][simd]") {
+  float m[16][16];
+  for (int i = 0; i < 16; ++i) {
+    for (int j = 0; j < 16; ++j) m[i][j] = static_cast<float>(100 * i + j);
+  }
+  simd::f32x16 rows[16];
+  for (int i = 0; i < 16; ++i) simd::load(rows[i], m[i]);
+  simd::transpose16(rows);
+  int wrong = 0;
+  for (int i = 0; i < 16; ++i) {
+    for (int j = 0; j < 16; ++j) wrong += rows[i][j] == m[j][i] ? 0 : 1;
+  }
+  CHECK(wrong == 0);
+}
+
 #endif  // DIMTENSOR_HAS_SIMD (without the extensions there is nothing to test)
