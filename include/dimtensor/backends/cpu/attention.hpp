@@ -45,6 +45,18 @@
 /// Operands are strided per batch entry (`batch_offset[b]`, a row stride,
 /// features contiguous), so the named multi-head form's [Batch, Queries,
 /// Heads, HeadFeat] views are read and written in place.
+///
+/// In float, where the values' features are whole vectors of 16 (and, for
+/// the backward pass, the queries' too), the products are not BLAS calls
+/// but register tiles of this file (6 rows x 64 columns, sums along the
+/// inner dimension kept in 24 vector registers, simd.hpp): each entry's
+/// keys (and values) are packed once into [features][16 keys] panels,
+/// query and output rows are read and written in place through row
+/// pointers (2-D lengths' rows taken longest first are not copied), each
+/// strip of 6 rows stops at its own longest length, and the softmax rows
+/// run sixteen lanes at a time.  Nothing is packed per block and nothing
+/// zeroed first, which is what the BLAS calls spent a fifth of their time
+/// on at these sizes (k = 64).
 
 #include <algorithm>
 #include <cmath>
@@ -859,10 +871,10 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
     std::vector<T const*> qrows;
     std::vector<T*> orows;
   };
-  // The register tiles' score rows are padded to whole vectors of keys,
-  // and take each entry's keys packed once.
+  // Score rows are padded to whole vectors of keys; the register tiles
+  // take each entry's keys packed once.
   bool const tiled = detail::attention_tiles_fit<T>(p.dv);
-  index_t const kv_padded = tiled ? (p.kv + 15) / 16 * 16 : p.kv;
+  index_t const kv_padded = (p.kv + 15) / 16 * 16;
   std::vector<T> const keys = tiled ? detail::attention_pack_entries(p.k, p.batch, p.kv, p.d) : std::vector<T>{};
   auto const make = [&] {
     buffers buf;
@@ -911,10 +923,12 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
                                         scores.data(), orows.data(), m, inv);
         } else {
           auto const [qa, lda] = detail::attention_gather(p.q, b, idx, rows, p.d, direct, qbuf.data());
+          // Score rows padded to whole vectors: the softmax reads and writes their ends in place.
+          index_t const lds = (width + 15) / 16 * 16;
           detail::attention_gemm<T>(false, true, rows, width, p.d, qa, lda, p.k.row(b, 0), p.k.row_stride, T(0),
-                                    scores.data(), width);
-          detail::attention_softmax_rows<T>(scores.data(), width, rows, width, len, p.scale, m, inv);
-          detail::attention_gemm<T>(false, false, rows, p.dv, width, scores.data(), width, p.v.row(b, 0),
+                                    scores.data(), lds);
+          detail::attention_softmax_rows<T>(scores.data(), lds, rows, width, len, p.scale, m, inv);
+          detail::attention_gemm<T>(false, false, rows, p.dv, width, scores.data(), lds, p.v.row(b, 0),
                                     p.v.row_stride, T(0), out, ldo);
           for (index_t r = 0; r < rows; ++r) {
             T* y = out + r * ldo;
@@ -982,7 +996,7 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
   // The register tiles' rows are padded to whole vectors of keys, and take
   // each entry's keys and values packed once.
   bool const tiled = detail::attention_backward_tiles_fit<T>(p.d, p.dv);
-  index_t const kv_padded = tiled ? (p.kv + 15) / 16 * 16 : p.kv;
+  index_t const kv_padded = (p.kv + 15) / 16 * 16;
   std::vector<T> const keys = tiled ? detail::attention_pack_entries(p.k, p.batch, p.kv, p.d) : std::vector<T>{};
   std::vector<T> const values = tiled ? detail::attention_pack_entries(p.v, p.batch, p.kv, p.dv) : std::vector<T>{};
   auto const make = [&] {
@@ -1040,8 +1054,8 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
           T* const pw = weights.data();
           T* const dpw = dweights.data();
           auto const [qa, lda] = detail::attention_gather(p.q, b, idx, rows, p.d, direct, qbuf.data());
-          // The rows of the weights and their gradients: padded to whole vectors on the register tiles.
-          index_t const ldw = tiled ? (width + 15) / 16 * 16 : width;
+          // The rows of the weights and their gradients, padded to whole vectors.
+          index_t const ldw = (width + 15) / 16 * 16;
           if (tiled) {
             for (index_t r = 0; r < rows; ++r) {
               qrows[static_cast<std::size_t>(r)] = qa + r * lda;
@@ -1054,10 +1068,10 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
             detail::attention_weights_again<T>(pw, ldw, rows, width, len, p.scale, m, inv);
           } else {
             detail::attention_gemm<T>(false, true, rows, width, p.d, qa, lda, p.k.row(b, 0), p.k.row_stride, T(0), pw,
-                                      width);
-            detail::attention_weights_again<T>(pw, width, rows, width, len, p.scale, m, inv);
+                                      ldw);
+            detail::attention_weights_again<T>(pw, ldw, rows, width, len, p.scale, m, inv);
             detail::attention_gemm<T>(false, true, rows, width, p.dv, ga, ldg, p.v.row(b, 0), p.v.row_stride, T(0),
-                                      dpw, width);
+                                      dpw, ldw);
           }
           for (index_t r = 0; r < rows; ++r) {
             T const* pr = pw + r * ldw;
@@ -1080,11 +1094,11 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
             detail::attention_backward_products_tiled(p, b, qa, lda, ga, ldg, rows, width, len, pw, dpw, ldw,
                                                       dqrows.data(), dkrows.data(), dvrows.data());
           } else {
-            detail::attention_gemm<T>(false, false, rows, p.d, width, dpw, width, p.k.row(b, 0), p.k.row_stride, T(0),
+            detail::attention_gemm<T>(false, false, rows, p.d, width, dpw, ldw, p.k.row(b, 0), p.k.row_stride, T(0),
                                       dq_rows, lddq);
-            detail::attention_gemm<T>(true, false, width, p.d, rows, dpw, width, qa, lda, T(1), dk.row(b, 0),
+            detail::attention_gemm<T>(true, false, width, p.d, rows, dpw, ldw, qa, lda, T(1), dk.row(b, 0),
                                       dk.row_stride);
-            detail::attention_gemm<T>(true, false, width, p.dv, rows, pw, width, ga, ldg, T(1), dv.row(b, 0),
+            detail::attention_gemm<T>(true, false, width, p.dv, rows, pw, ldw, ga, ldg, T(1), dv.row(b, 0),
                                       dv.row_stride);
           }
         }
