@@ -17,18 +17,20 @@
 /// order of the sums inside the matrix products.
 ///
 /// Tiling: the queries of a batch entry are taken a block of rows at a
-/// time (attention_block_rows: 64, or up to 256 when an entry's rows share
+/// time (attention_block_rows: 64, or 32 to 256 when an entry's rows share
 /// one length).  A block's scores over the keys it attends to (up to its longest
 /// valid length: masked keys are neither multiplied nor exponentiated) are
 /// one BLAS product into a per-thread buffer of block × KV elements, turned
 /// into softmax numerators in place (a sweep for the maximum, one for the
 /// vectorized exp and the sum), multiplied by the values into the output
 /// rows, which are then divided by the sums.  With 2-D lengths an entry's
-/// rows are taken longest first (copied into the block and back), so that
-/// a block's rows have lengths alike and its products stop near each row's
-/// own length.  Extra memory is the
-/// per-thread buffer and two numbers per query row (the row's maximum and
-/// 1 / sum, kept for the backward pass): linear in the lengths.  Threads
+/// rows are taken longest first (copied into the block and back on the
+/// BLAS path; read in place on the register tiles below), so that a
+/// block's rows have lengths alike and its products stop near each row's
+/// own length.  Extra memory is the per-thread buffer, two numbers per
+/// query row (the row's maximum and 1 / sum, kept for the backward pass)
+/// and, on the register tiles, a packed copy of the keys (and, backward,
+/// of the values): linear in the lengths.  Threads
 /// share out the (batch entry, query block) pairs; the BLAS runs on one
 /// thread inside each (backends/cpu/gemm.hpp).
 ///
@@ -76,21 +78,25 @@
 
 namespace dimtensor::backends::cpu {
 
-/// The fewest query rows a fused attention kernel takes at a time.
+/// The query rows of a block where an entry's rows have different lengths.
 inline constexpr index_t attention_block = 64;
+/// The fewest where they share one length.
+inline constexpr index_t attention_block_min = 32;
 /// The most (the size of the kernels' per-block arrays).
 inline constexpr index_t attention_block_max = 256;
 
 /// @brief The query rows of a block for a problem with @p kv keys: 64 when
 /// the rows of an entry have different lengths (they are taken longest
-/// first, and a block's products run to its longest row); else as many,
-/// up to 256, as keep the block's scores within 2^19 elements (2 MiB of
-/// float): larger blocks share the packing of the keys and values among
-/// more rows (1-D lengths, B16·512·512·64, one thread: 8.6 -> 7.8 ms).
+/// first, and a block's BLAS products run to its longest row); else as
+/// many, from 32 to 256 in steps of 32, as keep the block's scores within
+/// 2^18 elements (1 MiB of float): larger blocks share the BLAS's packing
+/// of the keys and values among more rows, and the cap keeps the
+/// per-thread buffer from growing past 1 MiB until 8,192 keys (32 rows),
+/// so extra memory stays linear in the length across the sweep.
 inline index_t attention_block_rows(index_t kv, bool uniform_lengths) {
   if (!uniform_lengths) return attention_block;
-  index_t const fit = (index_t{1} << 19) / std::max<index_t>(kv, 1);
-  return std::clamp(fit / attention_block * attention_block, attention_block, attention_block_max);
+  index_t const fit = (index_t{1} << 18) / std::max<index_t>(kv, 1);
+  return std::clamp(fit / attention_block_min * attention_block_min, attention_block_min, attention_block_max);
 }
 
 /// @brief One operand of the fused attention kernels: entry b's row r,

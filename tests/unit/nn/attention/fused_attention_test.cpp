@@ -82,10 +82,11 @@ TEST_CASE("fused attention: the operands it takes", "[nn][attention][fused]") {
 TEST_CASE("fused attention: rows per block", "[nn][attention][fused]") {
   using dt::backends::cpu::attention_block_rows;
   CHECK(attention_block_rows(70, true) == 256);
-  CHECK(attention_block_rows(2048, true) == 256);  // 2^19 scores
-  CHECK(attention_block_rows(4096, true) == 128);
-  CHECK(attention_block_rows(8192, true) == 64);
-  CHECK(attention_block_rows(1 << 20, true) == 64);  // never fewer than 64
+  CHECK(attention_block_rows(1024, true) == 256);  // 2^18 scores
+  CHECK(attention_block_rows(2048, true) == 128);
+  CHECK(attention_block_rows(3000, true) == 64);  // 87 rows fit: whole steps of 32
+  CHECK(attention_block_rows(8192, true) == 32);
+  CHECK(attention_block_rows(1 << 20, true) == 32);  // never fewer than 32
   CHECK(attention_block_rows(0, true) == 256);
   CHECK(attention_block_rows(70, false) == 64);  // rows of different lengths
 }
