@@ -41,6 +41,27 @@ double max_diff(A const& a, B const& b) {
   return static_cast<double>(dt::max(dt::abs(dt::eval(a) - dt::eval(b))).item());
 }
 
+/// sum(out * g) and sum(reference * g) give q, k and v the same gradients
+/// within @p tol (out and reference recorded from them); the gradients are
+/// zeroed after.
+template <class Q, class K, class V, class O, class R, class G>
+void check_same_gradients(Q& q, K& k, V& v, O const& out, R const& reference, G const& g, double tol) {
+  dt::sum(out * g).backward();
+  auto const gq = q.grad().clone();
+  auto const gk = k.grad().clone();
+  auto const gv = v.grad().clone();
+  q.zero_grad();
+  k.zero_grad();
+  v.zero_grad();
+  dt::sum(reference * g).backward();
+  CHECK(max_diff(gq, q.grad()) <= tol);
+  CHECK(max_diff(gk, k.grad()) <= tol);
+  CHECK(max_diff(gv, v.grad()) <= tol);
+  q.zero_grad();
+  k.zero_grad();
+  v.zero_grad();
+}
+
 /// The unfused path: d2l's three steps, by name.
 template <class Q, class K, class V, class... L>
 auto unfused(Q const& q, K const& k, V const& v, L const&... lens) {
@@ -123,20 +144,7 @@ TEMPLATE_TEST_CASE("fused attention: the unfused path's output and gradients", "
     q.requires_grad_();
     k.requires_grad_();
     v.requires_grad_();
-    dt::sum(attention(q, k, v, lens...) * g).backward();
-    auto const gq = q.grad().clone();
-    auto const gk = k.grad().clone();
-    auto const gv = v.grad().clone();
-    q.zero_grad();
-    k.zero_grad();
-    v.zero_grad();
-    dt::sum(unfused(q, k, v, lens...) * g).backward();
-    CHECK(max_diff(gq, q.grad()) <= tol);
-    CHECK(max_diff(gk, k.grad()) <= tol);
-    CHECK(max_diff(gv, v.grad()) <= tol);
-    q.zero_grad();
-    k.zero_grad();
-    v.zero_grad();
+    check_same_gradients(q, k, v, attention(q, k, v, lens...), unfused(q, k, v, lens...), g, tol);
   };
   SECTION("1-D lengths with rows of length 0") { check(lens_1d); }
   SECTION("2-D lengths") { check(lens_2d); }
@@ -196,17 +204,7 @@ TEST_CASE("fused attention: the named multi-head layout, read in place", "[nn][a
   auto const scores = dt::contract<HeadFeat>(q, k) / 2.0f;
   auto const reference = dt::contract<KVPairs>(dt::masked_softmax<KVPairs>(scores, lens), v);
   CHECK(max_diff(out, reference) <= 1e-5);
-  dt::sum(out * g).backward();
-  auto const gq = q.grad().clone();
-  auto const gk = k.grad().clone();
-  auto const gv = v.grad().clone();
-  q.zero_grad();
-  k.zero_grad();
-  v.zero_grad();
-  dt::sum(reference * g).backward();
-  CHECK(max_diff(gq, q.grad()) <= 1e-5);
-  CHECK(max_diff(gk, k.grad()) <= 1e-5);
-  CHECK(max_diff(gv, v.grad()) <= 1e-5);
+  check_same_gradients(q, k, v, out, reference, g, 1e-5);
 }
 
 TEST_CASE("fused attention: operands whose features are strided", "[nn][attention][fused]") {
@@ -255,17 +253,7 @@ TEST_CASE("fused attention: the register tiles (float, values of whole vectors)"
     q.requires_grad_();
     k.requires_grad_();
     v.requires_grad_();
-    dt::sum(attention(q, k, v, lens...) * g).backward();
-    auto const gq = q.grad().clone();
-    auto const gk = k.grad().clone();
-    auto const gv = v.grad().clone();
-    q.zero_grad();
-    k.zero_grad();
-    v.zero_grad();
-    dt::sum(unfused(q, k, v, lens...) * g).backward();
-    CHECK(max_diff(gq, q.grad()) <= 1e-5);
-    CHECK(max_diff(gk, k.grad()) <= 1e-5);
-    CHECK(max_diff(gv, v.grad()) <= 1e-5);
+    check_same_gradients(q, k, v, attention(q, k, v, lens...), unfused(q, k, v, lens...), g, 1e-5);
     q.requires_grad_(false);
     k.requires_grad_(false);
     v.requires_grad_(false);
@@ -294,17 +282,7 @@ TEST_CASE("fused attention: the register tiles read the named multi-head layout 
       dt::contract<KVPairs>(dt::masked_softmax<KVPairs>(dt::contract<HeadFeat>(q, k) / 4.0f, lens), v);
   CHECK(max_diff(out, reference) <= 1e-5);
   // the backward pass on the tiles too (features 16 both sides), into the same strided layout
-  dt::sum(out * g).backward();
-  auto const gq = q.grad().clone();
-  auto const gk = k.grad().clone();
-  auto const gv = v.grad().clone();
-  q.zero_grad();
-  k.zero_grad();
-  v.zero_grad();
-  dt::sum(reference * g).backward();
-  CHECK(max_diff(gq, q.grad()) <= 1e-5);
-  CHECK(max_diff(gk, k.grad()) <= 1e-5);
-  CHECK(max_diff(gv, v.grad()) <= 1e-5);
+  check_same_gradients(q, k, v, out, reference, g, 1e-5);
 }
 
 TEST_CASE("fused attention: no keys", "[nn][attention][fused]") {
