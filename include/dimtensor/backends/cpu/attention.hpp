@@ -99,6 +99,10 @@ inline index_t attention_block_rows(index_t kv, bool uniform_lengths) {
   return std::clamp(fit / attention_block_min * attention_block_min, attention_block_min, attention_block_max);
 }
 
+/// @p n rounded up to whole vectors of 16 (score rows are padded to it, so
+/// the softmax reads and writes a row's last vector in place).
+inline index_t attention_padded(index_t n) { return (n + 15) / 16 * 16; }
+
 /// @brief One operand of the fused attention kernels: entry b's row r,
 /// feature f is `data[batch_offset[b] + r * row_stride + f]`.
 template <class P>
@@ -205,6 +209,14 @@ struct scale_divisor {
 };
 
 #if DIMTENSOR_HAS_SIMD
+/// v = exp(v / scale − m) lane by lane: a softmax numerator from raw scores.
+template <bool Exact>
+[[gnu::always_inline]] inline void numerator(simd::f32x16& v, scale_divisor<float> const& div, float m) {
+  simd::divide<Exact>(v, div.scale, div.inverse);
+  v -= m;
+  simd::exp_nonpositive(v);
+}
+
 /// Loads x[j, j + 16) into @p v with the lanes at or past @p l set to
 /// -inf (e = 0): from x itself when @p padded (the row has room up to a
 /// whole vector), else through a copy.
@@ -256,18 +268,14 @@ std::pair<float, float> softmax_row_simd(float* x, index_t l, scale_divisor<floa
   simd::f32x16 part{};
   for (j = 0; j < full; j += simd::lanes) {
     simd::load(v, x + j);
-    simd::divide<Exact>(v, div.scale, div.inverse);
-    v -= m;
-    simd::exp_nonpositive(v);
+    numerator<Exact>(v, div, m);
     simd::store(x + j, v);
     part += v;
   }
   float sum = 0.0f;
   if (j < l) {
     load_tail(v, x, j, l, padded);
-    simd::divide<Exact>(v, div.scale, div.inverse);
-    v -= m;
-    simd::exp_nonpositive(v);
+    numerator<Exact>(v, div, m);
     store_tail(x, j, l, padded, v);
     for (index_t k = 0; k < l - j; ++k) sum += v[k];
   }
@@ -279,21 +287,17 @@ std::pair<float, float> softmax_row_simd(float* x, index_t l, scale_divisor<floa
 template <bool Exact>
 void weights_row_simd(float* x, index_t l, scale_divisor<float> const div, float m, float inv, bool padded) {
   simd::f32x16 v;
-  auto const weights = [&] {
-    simd::divide<Exact>(v, div.scale, div.inverse);
-    v -= m;
-    simd::exp_nonpositive(v);
-    v *= inv;
-  };
   index_t j = 0;
   for (; j + simd::lanes <= l; j += simd::lanes) {
     simd::load(v, x + j);
-    weights();
+    numerator<Exact>(v, div, m);
+    v *= inv;
     simd::store(x + j, v);
   }
   if (j < l) {
     load_tail(v, x, j, l, padded);
-    weights();
+    numerator<Exact>(v, div, m);
+    v *= inv;
     store_tail(x, j, l, padded, v);
   }
 }
@@ -322,7 +326,7 @@ void attention_softmax_rows_by(T* s, index_t ld, index_t rows, index_t width, in
     }
 #if DIMTENSOR_HAS_SIMD
     if constexpr (std::is_same_v<T, float>) {
-      auto const [m, sum] = softmax_row_simd<Exact>(x, l, div, ld >= (width + 15) / 16 * 16);
+      auto const [m, sum] = softmax_row_simd<Exact>(x, l, div, ld >= attention_padded(width));
       std::fill(x + l, x + width, T(0));
       row_max[r] = m;
       row_inv[r] = T(1) / sum;
@@ -381,7 +385,7 @@ void attention_weights_again_by(T* s, index_t ld, index_t rows, index_t width, i
     T const inv = row_inv[r];
 #if DIMTENSOR_HAS_SIMD
     if constexpr (vector_exp) {
-      weights_row_simd<Exact>(x, l, div, m, inv, ld >= (width + 15) / 16 * 16);
+      weights_row_simd<Exact>(x, l, div, m, inv, ld >= attention_padded(width));
       std::fill(x + l, x + width, T(0));
       continue;
     }
@@ -775,7 +779,7 @@ std::vector<T> attention_pack_entries(attention_operand<T const> const& x, index
   std::vector<T> packed;
 #if DIMTENSOR_HAS_SIMD
   if constexpr (std::is_same_v<T, float>) {
-    index_t const size = (kv + simd::lanes - 1) / simd::lanes * simd::lanes * d;
+    index_t const size = attention_padded(kv) * d;
     packed.resize(static_cast<std::size_t>(batch * size));
     parallel_for(batch, kv * d, [&](index_t first, index_t last) {
       for (index_t b = first; b < last; ++b) attention_pack_keys(x, b, kv, d, packed.data() + b * size);
@@ -796,7 +800,7 @@ void attention_block_tiled(attention_problem<T> const& p, index_t b, T const* co
                            index_t const* len, T const* keys, T* scores, T* const* out, T* m, T* inv) {
 #if DIMTENSOR_HAS_SIMD
   if constexpr (std::is_same_v<T, float>) {
-    index_t const lds = (width + simd::lanes - 1) / simd::lanes * simd::lanes;
+    index_t const lds = attention_padded(width);
     attention_scores_tiled(q, rows, len, keys, width, p.d, scores, lds);
     attention_softmax_rows<T>(scores, lds, rows, width, len, p.scale, m, inv);
     attention_values_tiled(scores, lds, false, rows, width, len, p.v.row(b, 0), p.v.row_stride, p.dv, inv, out, false);
@@ -880,7 +884,7 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
   // Score rows are padded to whole vectors of keys; the register tiles
   // take each entry's keys packed once.
   bool const tiled = detail::attention_tiles_fit<T>(p.dv);
-  index_t const kv_padded = (p.kv + 15) / 16 * 16;
+  index_t const kv_padded = attention_padded(p.kv);
   std::vector<T> const keys = tiled ? detail::attention_pack_entries(p.k, p.batch, p.kv, p.d) : std::vector<T>{};
   auto const make = [&] {
     buffers buf;
@@ -930,7 +934,7 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
         } else {
           auto const [qa, lda] = detail::attention_gather(p.q, b, idx, rows, p.d, direct, qbuf.data());
           // Score rows padded to whole vectors: the softmax reads and writes their ends in place.
-          index_t const lds = (width + 15) / 16 * 16;
+          index_t const lds = attention_padded(width);
           detail::attention_gemm<T>(false, true, rows, width, p.d, qa, lda, p.k.row(b, 0), p.k.row_stride, T(0),
                                     scores.data(), lds);
           detail::attention_softmax_rows<T>(scores.data(), lds, rows, width, len, p.scale, m, inv);
@@ -1002,7 +1006,7 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
   // The register tiles' rows are padded to whole vectors of keys, and take
   // each entry's keys and values packed once.
   bool const tiled = detail::attention_backward_tiles_fit<T>(p.d, p.dv);
-  index_t const kv_padded = (p.kv + 15) / 16 * 16;
+  index_t const kv_padded = attention_padded(p.kv);
   std::vector<T> const keys = tiled ? detail::attention_pack_entries(p.k, p.batch, p.kv, p.d) : std::vector<T>{};
   std::vector<T> const values = tiled ? detail::attention_pack_entries(p.v, p.batch, p.kv, p.dv) : std::vector<T>{};
   auto const make = [&] {
@@ -1061,7 +1065,7 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
           T* const dpw = dweights.data();
           auto const [qa, lda] = detail::attention_gather(p.q, b, idx, rows, p.d, direct, qbuf.data());
           // The rows of the weights and their gradients, padded to whole vectors.
-          index_t const ldw = (width + 15) / 16 * 16;
+          index_t const ldw = attention_padded(width);
           if (tiled) {
             for (index_t r = 0; r < rows; ++r) {
               qrows[static_cast<std::size_t>(r)] = qa + r * lda;
@@ -1237,7 +1241,7 @@ void additive_scores_forward(additive_problem<T> const& p, T* scores) {
         std::fill(row, row + p.kv, T(0));
         index_t const l = p.length(b, i);
         // Whole vectors: a tail loop would run scalar; the keys past l are zeroed after.
-        index_t const lp = std::min(p.kv, (l + 15) / 16 * 16);
+        index_t const lp = std::min(p.kv, attention_padded(l));
         T const* qi = p.q.row(b, i);
         for (index_t h = 0; h < p.hidden; ++h) {
           T const a = qi[h];
@@ -1272,7 +1276,7 @@ void additive_scores_backward(additive_problem<T> const& p, T const* dscores, at
   std::fill(dw, dw + p.hidden, T(0));
   if (p.batch == 0 || p.queries == 0) return;
   index_t const kv = std::max<index_t>(p.kv, 1);
-  auto const padded = [&](index_t l) { return std::min(p.kv, (l + 15) / 16 * 16); };  // whole vectors
+  auto const padded = [&](index_t l) { return std::min(p.kv, attention_padded(l)); };  // whole vectors
   // The entries, the most work first.
   std::vector<index_t> work(static_cast<std::size_t>(p.batch), 0);
   for (index_t b = 0; b < p.batch; ++b)
