@@ -248,10 +248,12 @@ template <bool Exact>
 
 /// One float row of @p l raw scores into softmax numerators in place (as
 /// attention_softmax_rows_by below, sixteen lanes at a time, the same sums
-/// in the same order): returns the row's maximum over the scale and the
-/// numerators' sum.  @p padded: x has room up to l rounded up to 16.
+/// in the same order): returns the row's maximum over the scale (or
+/// @p floor, where that is larger: the numerators are taken from it) and
+/// the numerators' sum.  @p padded: x has room up to l rounded up to 16.
 template <bool Exact>
-std::pair<float, float> softmax_row_simd(float* x, index_t l, scale_divisor<float> const div, bool padded) {
+std::pair<float, float> softmax_row_simd(float* x, index_t l, scale_divisor<float> const div, bool padded,
+                                         float floor = -std::numeric_limits<float>::infinity()) {
   simd::f32x16 top = simd::f32x16{} + x[0], v;
   index_t j = 0;
   for (; j + simd::lanes <= l; j += simd::lanes) {
@@ -264,7 +266,8 @@ std::pair<float, float> softmax_row_simd(float* x, index_t l, scale_divisor<floa
     simd::max_into(top, v);
   }
   // Rounding is monotonic: the largest x / scale is the largest x, divided.
-  float const m = div.template divide<Exact>(simd::max_of(top));
+  float m = div.template divide<Exact>(simd::max_of(top));
+  if (m < floor) m = floor;
   simd::f32x16 part{};
   for (j = 0; j < full; j += simd::lanes) {
     simd::load(v, x + j);
@@ -279,7 +282,8 @@ std::pair<float, float> softmax_row_simd(float* x, index_t l, scale_divisor<floa
     store_tail(x, j, l, padded, v);
     for (index_t k = 0; k < l - j; ++k) sum += v[k];
   }
-  return {m, sum + simd::sum_in_order(part)};
+  // Rows shorter than a vector have no part to add (its lanes are all +0).
+  return {m, full == 0 ? sum : sum + simd::sum_in_order(part)};
 }
 
 /// Row weights again in float (attention_weights_again_by below):
@@ -299,6 +303,44 @@ void weights_row_simd(float* x, index_t l, scale_divisor<float> const div, float
     numerator<Exact>(v, div, m);
     v *= inv;
     store_tail(x, j, l, padded, v);
+  }
+}
+/// One chunk of keys of `rows` float rows of raw scores (row r at
+/// `s + r * ld`, its first `len[r]` entries valid in this chunk, `width` in
+/// all, padded to whole vectors) into softmax numerators in place, online
+/// (the rule of flash attention): each row's running maximum @p m (over
+/// the scale; -inf before its first keys) and sum of numerators @p sum are
+/// carried from chunk to chunk, the numerators are taken from the new
+/// maximum, and @p alpha[r] = exp(old maximum − new) is the factor by which
+/// the row's earlier sums shrink (1 where the chunk has none of its keys).
+template <bool Exact>
+void attention_online_rows_by(float* s, index_t ld, index_t rows, index_t width, index_t const* len,
+                              scale_divisor<float> const div, float* m, float* sum, float* alpha) {
+  for (index_t r = 0; r < rows; ++r) {
+    float* x = s + r * ld;
+    index_t const l = len[r];
+    if (l == 0) {
+      std::fill(x, x + width, 0.0f);
+      alpha[r] = 1.0f;
+      continue;
+    }
+    float const before = m[r];
+    auto const [now, part] = softmax_row_simd<Exact>(x, l, div, true, before);
+    std::fill(x + l, x + width, 0.0f);
+    alpha[r] = before == -std::numeric_limits<float>::infinity() ? 0.0f : math::exp(before - now);
+    sum[r] = sum[r] * alpha[r] + part;
+    m[r] = now;
+  }
+}
+
+/// attention_online_rows_by, by the multiplication when the scale allows.
+inline void attention_online_rows(float* s, index_t ld, index_t rows, index_t width, index_t const* len, float scale,
+                                  float* m, float* sum, float* alpha) {
+  scale_divisor<float> const div{scale};
+  if (div.exact) {
+    attention_online_rows_by<true>(s, ld, rows, width, len, div, m, sum, alpha);
+  } else {
+    attention_online_rows_by<false>(s, ld, rows, width, len, div, m, sum, alpha);
   }
 }
 #endif
@@ -811,6 +853,80 @@ void attention_block_tiled(attention_problem<T> const& p, index_t b, T const* co
       (void)inv;
 }
 
+/// Keys a chunk of the online forward pass (attention_block_chunked)
+/// takes at a time: a block's scores over a chunk (256 rows, 512 KiB of
+/// float) stay in the second-level cache with the chunk's keys and values.
+inline constexpr index_t attention_key_chunk = 512;
+/// Query rows of a block on the online path, where an entry's rows share
+/// one length (attention_block otherwise).
+inline constexpr index_t attention_chunked_block = 256;
+
+/// Whether the forward pass in T goes over the keys in chunks with an
+/// online softmax (attention_block_chunked) instead of over each block's
+/// whole rows of scores: on the register tiles, past 1,024 keys, where a
+/// block's rows of scores no longer stay in the cache with enough rows to
+/// share each read of the keys and values.
+template <class T>
+bool attention_chunked(index_t kv, index_t dv) {
+  return attention_tiles_fit<T>(dv) && kv > 2 * attention_key_chunk;
+}
+
+/// One query block of the forward pass on the online path: as
+/// attention_block_tiled, but over the keys attention_key_chunk at a time
+/// (@p scores holds a block's scores over one chunk), the output rows kept
+/// as running sums that shrink by exp(old maximum − new) when a chunk
+/// raises a row's maximum, and divided by the row's sum at the end.  The
+/// row statistics (@p m, @p inv) are those of the whole row, as the
+/// backward pass needs them.
+template <class T>
+void attention_block_chunked(attention_problem<T> const& p, index_t b, T const* const* q, index_t rows,
+                             index_t width, index_t const* len, T const* keys, T* scores, T* const* out, T* m,
+                             T* inv) {
+#if DIMTENSOR_HAS_SIMD
+  if constexpr (std::is_same_v<T, float>) {
+    float sum[attention_block_max], alpha[attention_block_max];
+    index_t part[attention_block_max];
+    for (index_t r = 0; r < rows; ++r) {
+      m[r] = -std::numeric_limits<float>::infinity();
+      sum[r] = 0.0f;
+      std::fill(out[r], out[r] + p.dv, 0.0f);
+    }
+    for (index_t j0 = 0; j0 < width; j0 += attention_key_chunk) {
+      index_t const n = std::min(attention_key_chunk, width - j0);
+      for (index_t r = 0; r < rows; ++r) part[r] = std::clamp<index_t>(len[r] - j0, 0, n);
+      index_t const lds = attention_padded(n);
+      // The chunk's key panels start at key j0, a multiple of 16.
+      attention_scores_tiled(q, rows, part, keys + j0 * p.d, n, p.d, scores, lds);
+      attention_online_rows(scores, lds, rows, n, part, p.scale, m, sum, alpha);
+      for (index_t r = 0; r < rows; ++r) {
+        if (alpha[r] == 1.0f) continue;
+        float* y = out[r];
+        float const a = alpha[r];
+        DIMTENSOR_SIMD
+        for (index_t f = 0; f < p.dv; ++f) y[f] *= a;
+      }
+      attention_values_tiled(scores, lds, false, rows, n, part, p.v.row(b, j0), p.v.row_stride, p.dv, nullptr, out,
+                             true);
+    }
+    for (index_t r = 0; r < rows; ++r) {
+      if (len[r] == 0) {
+        m[r] = 0.0f;
+        inv[r] = 0.0f;
+        continue;
+      }
+      inv[r] = 1.0f / sum[r];
+      float* y = out[r];
+      float const c = inv[r];
+      DIMTENSOR_SIMD
+      for (index_t f = 0; f < p.dv; ++f) y[f] *= c;
+    }
+    return;
+  }
+#endif
+  (void)p, (void)b, (void)q, (void)rows, (void)width, (void)len, (void)keys, (void)scores, (void)out, (void)m,
+      (void)inv;
+}
+
 /// Whether the backward pass in T takes the register tiles: as the
 /// forward pass, and the queries' features whole vectors too (dQ and dK
 /// are rows of them).
@@ -869,7 +985,10 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
   if (p.batch == 0 || p.queries == 0 || p.dv == 0) return;
   detail::single_threaded_blas();
   std::vector<index_t> const order = detail::attention_row_order(p);
-  index_t const block = attention_block_rows(p.kv, order.empty());
+  bool const chunked = detail::attention_chunked<T>(p.kv, p.dv);
+  index_t const block = !chunked         ? attention_block_rows(p.kv, order.empty())
+                        : order.empty() ? detail::attention_chunked_block
+                                        : attention_block;
   index_t const blocks = (p.queries + block - 1) / block;
   auto const tiles = detail::attention_block_work(p, block, blocks, order).second;
   // Per block: its rows (fewer than a whole block when the queries are few) times the keys and features.
@@ -888,7 +1007,8 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
   std::vector<T> const keys = tiled ? detail::attention_pack_entries(p.k, p.batch, p.kv, p.d) : std::vector<T>{};
   auto const make = [&] {
     buffers buf;
-    buf.scores.resize(static_cast<std::size_t>(block * std::max<index_t>(kv_padded, 1)));
+    buf.scores.resize(
+        static_cast<std::size_t>(block * (chunked ? detail::attention_key_chunk : std::max<index_t>(kv_padded, 1))));
     if (tiled) {
       buf.qrows.resize(static_cast<std::size_t>(block));
       buf.orows.resize(static_cast<std::size_t>(block));
@@ -929,8 +1049,14 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
             qrows[static_cast<std::size_t>(r)] = p.q.row(b, idx[r]);
             orows[static_cast<std::size_t>(r)] = out_row(r);
           }
-          detail::attention_block_tiled(p, b, qrows.data(), rows, width, len, keys.data() + b * kv_padded * p.d,
-                                        scores.data(), orows.data(), m, inv);
+          T const* const entry_keys = keys.data() + b * kv_padded * p.d;
+          if (chunked) {
+            detail::attention_block_chunked(p, b, qrows.data(), rows, width, len, entry_keys, scores.data(),
+                                            orows.data(), m, inv);
+          } else {
+            detail::attention_block_tiled(p, b, qrows.data(), rows, width, len, entry_keys, scores.data(),
+                                          orows.data(), m, inv);
+          }
         } else {
           auto const [qa, lda] = detail::attention_gather(p.q, b, idx, rows, p.d, direct, qbuf.data());
           // Score rows padded to whole vectors: the softmax reads and writes their ends in place.

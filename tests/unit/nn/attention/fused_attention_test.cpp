@@ -267,6 +267,48 @@ TEST_CASE("fused attention: the register tiles (float, values of whole vectors)"
   SECTION("no lengths") { check(); }
 }
 
+TEST_CASE("fused attention: long rows go over the keys in chunks, online (float)", "[nn][attention][fused]") {
+  using dt::backends::cpu::detail::attention_chunked;
+  using dt::backends::cpu::detail::attention_key_chunk;
+  CHECK_FALSE(attention_chunked<float>(2 * attention_key_chunk, 16));
+  CHECK(attention_chunked<float>(2 * attention_key_chunk + 1, 16) == (DIMTENSOR_HAS_SIMD == 1));
+  CHECK_FALSE(attention_chunked<double>(4 * attention_key_chunk, 16));
+  // 1,300 keys: two whole chunks and a partial one; rows whose lengths end
+  // in each chunk, rows of length 0, and a row's maximum rising in a later
+  // chunk (large keys at the end); 300 queries: two blocks with uniform
+  // lengths, five with 2-D ones.
+  dt::generator gen(31);
+  index_t const b = 2, nq = 300, nk = 2 * attention_key_chunk + 276, d = 16, dv = 32;
+  auto q = dt::randn<float>(gen, Batch(b), Queries(nq), Feat(d));
+  auto k = dt::eval(dt::randn<float>(gen, Batch(b), KVPairs(nk), Feat(d)) *
+                    dt::unsqueeze<Feat, 1>(1.0f + dt::arange<float>(KVPairs(nk)) / static_cast<float>(nk / 2)));
+  auto v = dt::randn<float>(gen, Batch(b), KVPairs(nk), ValueFeat(dv));
+  auto const g = dt::randn<float>(gen, Batch(b), Queries(nq), ValueFeat(dv));
+  dt::lengths<KVPairs, Batch> const lens_1d{700, nk};
+  auto const lens_2d = dt::randint<std::int64_t>(gen, 0, nk + 1, Batch(b), Queries(nq));
+  dt::nn::dot_product_attention<Queries, KVPairs, Feat> attention;
+  attention.eval();
+  auto check = [&](auto const&... lens) {
+    {
+      dt::autograd::no_grad const no_grad;
+      CHECK(max_diff(attention(q, k, v, lens...), unfused(q, k, v, lens...)) <= 1e-5);
+    }
+    q.requires_grad_();
+    k.requires_grad_();
+    v.requires_grad_();
+    check_same_gradients(q, k, v, attention(q, k, v, lens...), unfused(q, k, v, lens...), g, 1e-5);
+    q.requires_grad_(false);
+    k.requires_grad_(false);
+    v.requires_grad_(false);
+  };
+  SECTION("1-D lengths") { check(lens_1d); }
+  SECTION("2-D lengths with rows of length 0") {
+    auto const half = dt::randint<std::int64_t>(gen, 0, 2, Batch(b), Queries(nq));
+    check(dt::eval(half * lens_2d));
+  }
+  SECTION("no lengths") { check(); }
+}
+
 TEST_CASE("fused attention: the register tiles read the named multi-head layout in place", "[nn][attention][fused]") {
   dt::generator gen(4);
   index_t const b = 2, nq = 40, nk = 90, heads = 3, hd = 16;
