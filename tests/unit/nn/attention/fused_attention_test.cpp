@@ -64,6 +64,28 @@ void check_same_gradients(Q& q, K& k, V& v, O const& out, R const& reference, G 
 
 /// The unfused path: d2l's three steps, by name.
 template <class Q, class K, class V, class... L>
+auto unfused(Q const& q, K const& k, V const& v, L const&... lens);
+
+/// The float fused path (@p attention, eval mode) gives the unfused path's
+/// output and, recorded, its gradients of q, k and v (within 1e-5); q, k
+/// and v are left unrecorded.
+template <class A, class Q, class K, class V, class G, class... L>
+void check_fused_float(A& attention, Q& q, K& k, V& v, G const& g, L const&... lens) {
+  {
+    dt::autograd::no_grad const no_grad;
+    CHECK(max_diff(attention(q, k, v, lens...), unfused(q, k, v, lens...)) <= 1e-5);
+  }
+  q.requires_grad_();
+  k.requires_grad_();
+  v.requires_grad_();
+  check_same_gradients(q, k, v, attention(q, k, v, lens...), unfused(q, k, v, lens...), g, 1e-5);
+  q.requires_grad_(false);
+  k.requires_grad_(false);
+  v.requires_grad_(false);
+}
+
+/// The unfused path: d2l's three steps, by name.
+template <class Q, class K, class V, class... L>
 auto unfused(Q const& q, K const& k, V const& v, L const&... lens) {
   using T = typename Q::value_type;
   index_t const d = q.template extent<Feat>();
@@ -245,19 +267,7 @@ TEST_CASE("fused attention: the register tiles (float, values of whole vectors)"
   auto const lens_2d = dt::randint<std::int64_t>(gen, 0, nk + 1, Batch(b), Queries(nq));
   dt::nn::dot_product_attention<Queries, KVPairs, Feat> attention;
   attention.eval();
-  auto check = [&](auto const&... lens) {
-    {
-      dt::autograd::no_grad const no_grad;
-      CHECK(max_diff(attention(q, k, v, lens...), unfused(q, k, v, lens...)) <= 1e-5);
-    }
-    q.requires_grad_();
-    k.requires_grad_();
-    v.requires_grad_();
-    check_same_gradients(q, k, v, attention(q, k, v, lens...), unfused(q, k, v, lens...), g, 1e-5);
-    q.requires_grad_(false);
-    k.requires_grad_(false);
-    v.requires_grad_(false);
-  };
+  auto check = [&](auto const&... lens) { check_fused_float(attention, q, k, v, g, lens...); };
   SECTION("1-D lengths with rows of length 0") { check(lens_1d); }
   SECTION("2-D lengths") { check(lens_2d); }
   SECTION("2-D lengths, half the rows empty (whole strips of a block with nothing to compute)") {
@@ -288,19 +298,7 @@ TEST_CASE("fused attention: long rows go over the keys in chunks, online (float)
   auto const lens_2d = dt::randint<std::int64_t>(gen, 0, nk + 1, Batch(b), Queries(nq));
   dt::nn::dot_product_attention<Queries, KVPairs, Feat> attention;
   attention.eval();
-  auto check = [&](auto const&... lens) {
-    {
-      dt::autograd::no_grad const no_grad;
-      CHECK(max_diff(attention(q, k, v, lens...), unfused(q, k, v, lens...)) <= 1e-5);
-    }
-    q.requires_grad_();
-    k.requires_grad_();
-    v.requires_grad_();
-    check_same_gradients(q, k, v, attention(q, k, v, lens...), unfused(q, k, v, lens...), g, 1e-5);
-    q.requires_grad_(false);
-    k.requires_grad_(false);
-    v.requires_grad_(false);
-  };
+  auto check = [&](auto const&... lens) { check_fused_float(attention, q, k, v, g, lens...); };
   SECTION("1-D lengths") { check(lens_1d); }
   SECTION("2-D lengths with rows of length 0") {
     auto const half = dt::randint<std::int64_t>(gen, 0, 2, Batch(b), Queries(nq));
