@@ -179,6 +179,13 @@ void attention_gemm(bool ta, bool tb, index_t m, index_t n, index_t k, T const* 
   }
 }
 
+/// y[0, n) *= c.
+template <class T>
+void attention_scale_row(T* y, index_t n, T c) {
+  DIMTENSOR_SIMD
+  for (index_t f = 0; f < n; ++f) y[f] *= c;
+}
+
 /// exp for the kernels: the branch-free float one, std::exp otherwise.
 template <class T>
 inline T attention_exp(T x) {
@@ -899,11 +906,7 @@ void attention_block_chunked(attention_problem<T> const& p, index_t b, T const* 
       attention_scores_tiled(q, rows, part, keys + j0 * p.d, n, p.d, scores, lds);
       attention_online_rows(scores, lds, rows, n, part, p.scale, m, sum, alpha);
       for (index_t r = 0; r < rows; ++r) {
-        if (alpha[r] == 1.0f) continue;
-        float* y = out[r];
-        float const a = alpha[r];
-        DIMTENSOR_SIMD
-        for (index_t f = 0; f < p.dv; ++f) y[f] *= a;
+        if (alpha[r] != 1.0f) attention_scale_row(out[r], p.dv, alpha[r]);
       }
       attention_values_tiled(scores, lds, false, rows, n, part, p.v.row(b, j0), p.v.row_stride, p.dv, nullptr, out,
                              true);
@@ -915,10 +918,7 @@ void attention_block_chunked(attention_problem<T> const& p, index_t b, T const* 
         continue;
       }
       inv[r] = 1.0f / sum[r];
-      float* y = out[r];
-      float const c = inv[r];
-      DIMTENSOR_SIMD
-      for (index_t f = 0; f < p.dv; ++f) y[f] *= c;
+      attention_scale_row(out[r], p.dv, inv[r]);
     }
     return;
   }
@@ -1066,12 +1066,7 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
           detail::attention_softmax_rows<T>(scores.data(), lds, rows, width, len, p.scale, m, inv);
           detail::attention_gemm<T>(false, false, rows, p.dv, width, scores.data(), lds, p.v.row(b, 0),
                                     p.v.row_stride, T(0), out, ldo);
-          for (index_t r = 0; r < rows; ++r) {
-            T* y = out + r * ldo;
-            T const c = inv[r];
-            DIMTENSOR_SIMD
-            for (index_t f = 0; f < p.dv; ++f) y[f] *= c;
-          }
+          for (index_t r = 0; r < rows; ++r) detail::attention_scale_row(out + r * ldo, p.dv, inv[r]);
         }
         for (index_t r = 0; r < rows; ++r) {
           row_max[b * p.queries + idx[r]] = m[r];
