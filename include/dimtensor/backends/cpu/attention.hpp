@@ -148,19 +148,45 @@ struct attention_problem {
 
 namespace detail {
 
+/// The products the kernels take as loops rather than BLAS calls
+/// (m · n · k at most this): a call costs more than such a product (the
+/// book's toy multi-head attention, 4 x 6 keys of 20 features).
+inline constexpr index_t attention_small_product = 4096;
+
 /// C (m x n, leading dim ldc) = A·B + beta·C, A m x k (or its transpose),
-/// B k x n (or its transpose), row-major: CBLAS when available, else loops.
+/// B k x n (or its transpose), row-major: CBLAS when available (but for
+/// products of at most attention_small_product), else loops.
 template <class T>
 void attention_gemm(bool ta, bool tb, index_t m, index_t n, index_t k, T const* a, index_t lda, T const* b, index_t ldb,
                     T beta, T* c, index_t ldc) {
 #if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    blas_gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, beta);
-    return;
+    if (m * n * k > attention_small_product) {
+      blas_gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, beta);
+      return;
+    }
   }
 #endif
   for (index_t i = 0; i < m; ++i) {
     T* ci = c + i * ldc;
+    if (!ta && tb) {
+      // Rows of A and B: dot products along contiguous features.
+      T const* ai = a + i * lda;
+      for (index_t j = 0; j < n; ++j) {
+        T const* bj = b + j * ldb;
+        // Eight partial sums (one vector), then the rest in order.
+        T part[8] = {};
+        index_t p = 0;
+        for (; p + 8 <= k; p += 8) {
+          for (index_t l = 0; l < 8; ++l) part[l] += ai[p + l] * bj[p + l];
+        }
+        T sum = T(0);
+        for (; p < k; ++p) sum += ai[p] * bj[p];
+        for (index_t l = 0; l < 8; ++l) sum += part[l];
+        ci[j] = beta == T(0) ? sum : beta * ci[j] + sum;
+      }
+      continue;
+    }
     if (beta == T(0)) {
       std::fill(ci, ci + n, T(0));
     } else {

@@ -134,6 +134,45 @@ TEST_CASE("fused attention: rows per block", "[nn][attention][fused]") {
   CHECK(attention_block_rows(70, false) == 64);  // rows of different lengths
 }
 
+TEMPLATE_TEST_CASE("fused attention: its matrix products, small ones as loops", "[nn][attention][fused]", float,
+                   double) {
+  using T = TestType;
+  namespace cpu = dt::backends::cpu;
+  // m x n x k: at most attention_small_product (loops), and past it (the BLAS where there is one).
+  auto const [m, n, k] =
+      GENERATE(std::tuple<index_t, index_t, index_t>{4, 6, 20}, std::tuple<index_t, index_t, index_t>{3, 5, 1},
+               std::tuple<index_t, index_t, index_t>{16, 16, 16}, std::tuple<index_t, index_t, index_t>{37, 29, 23});
+  bool const ta = GENERATE(false, true);
+  bool const tb = GENERATE(false, true);
+  T const beta = GENERATE(T(0), T(1));
+  CAPTURE(m, n, k, ta, tb, beta, m * n * k <= cpu::detail::attention_small_product);
+  std::mt19937 gen(static_cast<std::uint32_t>(m * 131 + n * 17 + k));
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  // Leading dims past the rows' lengths.
+  index_t const lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2, ldc = n + 1;
+  std::vector<T> a(static_cast<std::size_t>((ta ? k : m) * lda)), b(static_cast<std::size_t>((tb ? n : k) * ldb)),
+      c(static_cast<std::size_t>(m * ldc));
+  for (auto* x : {&a, &b, &c}) {
+    for (auto& e : *x) e = static_cast<T>(dist(gen));
+  }
+  std::vector<T> const c0 = c;
+  cpu::detail::attention_gemm<T>(ta, tb, m, n, k, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+  double worst = 0.0;
+  for (index_t i = 0; i < m; ++i) {
+    for (index_t j = 0; j < n; ++j) {
+      double want = static_cast<double>(beta) * static_cast<double>(c0[static_cast<std::size_t>(i * ldc + j)]);
+      for (index_t p = 0; p < k; ++p) {
+        want += static_cast<double>(a[static_cast<std::size_t>(ta ? p * lda + i : i * lda + p)]) *
+                static_cast<double>(b[static_cast<std::size_t>(tb ? j * ldb + p : p * ldb + j)]);
+      }
+      worst = std::max(worst, std::abs(want - static_cast<double>(c[static_cast<std::size_t>(i * ldc + j)])));
+    }
+    // Past the row's n columns, C is left alone.
+    CHECK(c[static_cast<std::size_t>(i * ldc + n)] == c0[static_cast<std::size_t>(i * ldc + n)]);
+  }
+  CHECK(worst <= (std::is_same_v<T, float> ? 1e-5 : 1e-12));
+}
+
 TEMPLATE_TEST_CASE("fused attention: the unfused path's output and gradients", "[nn][attention][fused]", float,
                    double) {
   using T = TestType;
