@@ -13,6 +13,9 @@
 //                                   Q = K = L (128 … 8192), d64, forward
 //   sgemm                           OpenBLAS's SGEMM, 1024³ on the suite's threads:
 //                                   the rate the attention figures are compared to
+//   toy_projections_xwt / _wt       the toy multi-head attention's four 100×100
+//                                   projections alone, as OpenBLAS calls: x·Wᵀ on
+//                                   PyTorch's [Out, In] weight, or on Wᵀ stored
 //
 // Each dot-product case reports `useful_gflops`: 4·d·Σ(valid lengths) FLOPs
 // per call (the products over the keys that count) per second.
@@ -378,6 +381,32 @@ void blas_sgemm(benchmark::State& state) {
   state.counters["useful_gflops"] =
       benchmark::Counter(2.0 * n * n * n * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
+
+// The four projections of the toy multi-head attention alone (W_q on 2·4
+// query rows, W_k and W_v on 2·6 key rows, W_o on 2·4 rows; 100 features in
+// and out), as OpenBLAS calls: x·Wᵀ with the weight as PyTorch and
+// nn::linear keep it, [Out, In] (the dot-product form), or with Wᵀ stored,
+// [In, Out].  The floor under toy_mha that the BLAS sets.
+void blas_toy_projections(benchmark::State& state, bool weight_transposed) {
+  int const features = 100;
+  int const rows[] = {8, 12, 12, 8};
+  std::vector<float> x(static_cast<std::size_t>(12) * features, 0.5f), y(x.size());
+  std::vector<std::vector<float>> weights(4, std::vector<float>(static_cast<std::size_t>(features) * features));
+  for (std::size_t l = 0; l < weights.size(); ++l)
+    for (std::size_t i = 0; i < weights[l].size(); ++i) weights[l][i] = static_cast<float>((i * 7 + l) % 13) * 0.01f;
+  dimtensor::backends::cpu::detail::set_blas_threads(dt::get_num_threads());
+  for (auto _ : state) {
+    for (std::size_t l = 0; l < weights.size(); ++l) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, weight_transposed ? CblasNoTrans : CblasTrans, rows[l], features,
+                  features, 1.0f, x.data(), features, weights[l].data(), features, 0.0f, y.data(), features);
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["useful_gflops"] = benchmark::Counter(2.0 * (8 + 12 + 12 + 8) * features * features * 1e-9,
+                                                       benchmark::Counter::kIsIterationInvariantRate);
+}
+void blas_toy_projections_xwt(benchmark::State& state) { blas_toy_projections(state, false); }
+void blas_toy_projections_wt(benchmark::State& state) { blas_toy_projections(state, true); }
 #endif
 
 #if DIMTENSOR_HAVE_LIBTORCH
@@ -637,6 +666,8 @@ int main(int argc, char** argv) {
   dimtensor_bench::register_timed("dimtensor/toy_mha", dimtensor_toy_mha);
 #if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
   dimtensor_bench::register_timed("blas/sgemm", blas_sgemm);
+  dimtensor_bench::register_timed("blas/toy_projections_xwt", blas_toy_projections_xwt);
+  dimtensor_bench::register_timed("blas/toy_projections_wt", blas_toy_projections_wt);
 #endif
 #if DIMTENSOR_HAVE_LIBTORCH
   dimtensor_bench::register_timed("libtorch/dot_fwd_1d", libtorch_dot_fwd_1d);

@@ -344,6 +344,21 @@ def main():
             w("| %s | %d | %s | %s | %s |" % (label, t, fmt_ms(m * 1e3 if m else None),
                                               fmt_ms(p2 * 1e3 if p2 else None), ratio(p2, m)))
     w("")
+    for t in threads:
+        mine, theirs = results[t]
+        xwt = mine.get("blas/toy_projections_xwt", {}).get("ms")
+        wt = mine.get("blas/toy_projections_wt", {}).get("ms")
+        mha = mine.get("dimtensor/toy_mha", {}).get("ms")
+        p2 = theirs["cases"].get("toy_mha", {}).get("ms")
+        if not (xwt and wt and mha and p2):
+            continue
+        w("Where the toy multi-head attention's time goes, %d thread%s: its four 100×100 projections (8, 12, 12 and "
+          "8 rows) alone, as OpenBLAS calls, take %s µs as x·Wᵀ on the [Out, In] weight that PyTorch and "
+          "`nn::linear` keep (%.0f%% of dimtensor's %s µs), and %s µs on Wᵀ stored [In, Out].  Ten times PyTorch "
+          "2's %s µs leaves %s µs for the whole call." % (
+              t, "" if t == 1 else "s", fmt_ms(xwt * 1e3), 100 * xwt / mha, fmt_ms(mha * 1e3), fmt_ms(wt * 1e3),
+              fmt_ms(p2 * 1e3), fmt_ms(p2 * 1e3 / 10)))
+        w("")
     w("## Length sweep: dot-product attention without lengths, B2, Q = K = L, d64, forward, 1 thread")
     w("")
     w("![time and memory against length](performance_sweep.svg)")
