@@ -157,6 +157,7 @@ std::optional<std::string> read_pair(std::string_view line, std::size_t line_num
 nmt_corpus read_corpus(std::string_view text, std::optional<std::size_t> num_examples, bool preprocess) {
   nmt_corpus corpus;
   if (num_examples == std::size_t{0}) return corpus;
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte-order mark: not part of line 1
   for (auto const& [index, range] : views::enumerate(text | views::split('\n'))) {
     std::size_t const line_number = static_cast<std::size_t>(index) + 1;
     auto line = ranges::to<std::string>(range);
@@ -187,6 +188,26 @@ void append_pair(nmt_pairs& to, nmt_pairs const& from, std::size_t i) {
 
 // --- Reading, preprocessing, tokenizing ---------------------------------------
 
+namespace {
+
+// The 1-based line of byte @p pos of @p text.
+std::size_t line_of(std::string_view text, std::size_t pos) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n')) + 1;
+}
+
+// The encoding a text with NUL bytes is likely in, from its first bytes:
+// ASCII text in UTF-16 has every other byte 0, in UTF-32 three of four.
+std::string_view guess_wide_encoding(std::string_view text) {
+  auto const zero = [&](std::size_t i) { return i < text.size() && text[i] == '\0'; };
+  if (!zero(0) && zero(1) && zero(2) && zero(3)) return "UTF-32 little-endian";
+  if (zero(0) && zero(1) && zero(2) && !zero(3)) return "UTF-32 big-endian";
+  if (!zero(0) && zero(1)) return "UTF-16 little-endian";
+  if (zero(0) && !zero(1)) return "UTF-16 big-endian";
+  return {};
+}
+
+}  // namespace
+
 std::string read_data_nmt(std::filesystem::path const& file) {
   auto const fail = [&](std::string_view verb, int err) {
     throw io_error("read_data_nmt: cannot " + std::string(verb) + " " + file.string() + ": " +
@@ -199,6 +220,34 @@ std::string read_data_nmt(std::filesystem::path const& file) {
   if (!in) fail("open", errno);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) fail("read", errno);
+
+  // The text is UTF-8. A UTF-8 byte-order mark (which Windows editors
+  // write) is not part of the first line; any other encoding is an error
+  // that says which, since its bytes would otherwise become tokens.
+  auto const not_utf8 = [&](std::size_t line, std::string const& what) {
+    throw io_error("read_data_nmt: " + file.string() + ": line " + std::to_string(line) + ": " + what +
+                   "; the corpus must be UTF-8 (convert it, e.g. with iconv -t UTF-8)");
+  };
+  std::string_view const bytes = text;
+  if (bytes.starts_with(std::string_view("\xFF\xFE\0\0", 4))) not_utf8(1, "a UTF-32 little-endian byte-order mark");
+  if (bytes.starts_with(std::string_view("\0\0\xFE\xFF", 4))) not_utf8(1, "a UTF-32 big-endian byte-order mark");
+  if (bytes.starts_with("\xFF\xFE")) not_utf8(1, "a UTF-16 little-endian byte-order mark");
+  if (bytes.starts_with("\xFE\xFF")) not_utf8(1, "a UTF-16 big-endian byte-order mark");
+  if (auto const nul = bytes.find('\0'); nul != std::string_view::npos) {
+    auto const guess = guess_wide_encoding(bytes);
+    not_utf8(line_of(bytes, nul),
+             "a NUL byte at byte " + std::to_string(nul + 1) + " of the file (" +
+                 (guess.empty() ? std::string("text has none") : "the text looks " + std::string(guess)) + ")");
+  }
+  if (bytes.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);
+  std::size_t line_start = 0;
+  for (std::size_t line = 1; line_start <= text.size(); ++line) {
+    auto const end = std::min(text.find('\n', line_start), text.size());
+    if (auto const bad = first_invalid_utf8(std::string_view(text).substr(line_start, end - line_start))) {
+      not_utf8(line, "invalid UTF-8 at byte " + std::to_string(*bad + 1) + " of the line");
+    }
+    line_start = end + 1;
+  }
   return text;
 }
 

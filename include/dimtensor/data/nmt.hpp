@@ -51,9 +51,14 @@ namespace dimtensor::data {
 
 // --- Reading, preprocessing, tokenizing ---------------------------------------
 
-/// @brief The whole file as bytes (d2l's `read_data_nmt`, given the file
-/// instead of downloading it).  Throws `io_error` naming the path when the
-/// file cannot be opened or read.
+/// @brief The whole file's text (d2l's `read_data_nmt`, given the file
+/// instead of downloading it), which must be UTF-8.  A UTF-8 byte-order mark
+/// at its start (as Windows editors write) is dropped, so it never becomes
+/// part of the first token.  Throws `io_error` naming the path when the file
+/// cannot be opened or read, and naming the path, the line and the encoding
+/// when the text is not UTF-8: a UTF-16 or UTF-32 byte-order mark, NUL bytes
+/// (UTF-16 or UTF-32 without a mark; the message says which it looks like),
+/// or a byte sequence that is not valid UTF-8.
 std::string read_data_nmt(std::filesystem::path const& file);
 
 /// @brief d2l's `preprocess_nmt`: U+202F (narrow no-break space) and U+00A0
@@ -105,6 +110,7 @@ struct nmt_corpus : nmt_pairs {
 /// `source<TAB>target` becomes a pair of token lists (split on ' ', empty
 /// tokens dropped).
 ///
+/// A UTF-8 byte-order mark at the start of @p text is dropped.
 /// Lines that are empty or start with `#` are ignored.  Malformed lines (no
 /// tab, more than one tab, a side without tokens, bytes that are not valid
 /// UTF-8) are skipped and listed in `skipped` with their 1-based line

@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <dimtensor/core/convert.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dim.hpp>
 #include <dimtensor/core/error.hpp>
@@ -71,6 +72,9 @@ auto empty(Named const&... extents) {
 template <class T, detail::NamedExtent Named>
 auto arange(Named const& extent) {
   auto t = empty<T>(extent);
+  if (t.size() > 0 && !detail::representable_as<T>(t.size() - 1)) {
+    throw value_error(detail::not_representable_text<T>("arange: the last element", t.size() - 1));
+  }
   backend_for_each(typename decltype(t)::backend{}, t.size(), detail::arithmetic_progression<T>{t.data(), 0.0, 1.0});
   return t;
 }
@@ -87,6 +91,17 @@ auto arange(double start, double stop, double step = 1.0) {
     throw value_error("arange: " + std::to_string(count) + " elements are too many");
   }
   index_t const n = count > 0 ? static_cast<index_t>(count) : 0;
+  // The progression is monotone: its ends bound every element. Each must be
+  // a value of T (an int32 of 3e9 would wrap, a float of 1e300 has none).
+  if (n > 0) {
+    double const last = start + static_cast<double>(n - 1) * step;
+    if (!detail::representable_as<T>(start)) {
+      throw value_error(detail::not_representable_text<T>("arange: the first element", start));
+    }
+    if (!detail::representable_as<T>(last)) {
+      throw value_error(detail::not_representable_text<T>("arange: the last element", last));
+    }
+  }
   tensor<T, D> t(uninitialized, {n});
   backend_for_each(typename tensor<T, D>::backend{}, n, detail::arithmetic_progression<T>{t.data(), start, step});
   return t;
@@ -130,7 +145,17 @@ auto from_range(R const& r, Named const&... extents) {
   }
   auto const staged = detail::host_buffer<T>(n);
   T* p = staged.get();
-  for (auto const& v : r) *p++ = static_cast<T>(v);
+  using V = std::remove_cvref_t<decltype(*std::begin(r))>;
+  index_t i = 0;
+  for (auto const& v : r) {
+    if constexpr (std::is_arithmetic_v<V> && !std::is_same_v<V, T>) {
+      if (!detail::representable_as<T>(v)) {
+        throw value_error(detail::not_representable_text<T>("from_range: element " + std::to_string(i), v));
+      }
+    }
+    *p++ = static_cast<T>(v);
+    ++i;
+  }
   backend_copy_from_host(typename decltype(t)::backend{}, t.data(), static_cast<T const*>(staged.get()), n);
   return t;
 }

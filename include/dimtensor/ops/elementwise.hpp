@@ -8,13 +8,20 @@
 /// Operands broadcast by the rule of core/broadcast.hpp: aligned from the
 /// right, same dim at every position, static extent 1 broadcasts.
 
+#include <limits>
+#include <memory>
+#include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include <dimtensor/core/concepts.hpp>
+#include <dimtensor/core/convert.hpp>
 #include <dimtensor/core/diagnostic.hpp>
+#include <dimtensor/core/shape.hpp>
 #include <dimtensor/kernel/math.hpp>
 #include <dimtensor/tensor/expression.hpp>
+#include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
 
@@ -150,10 +157,70 @@ template <class A, class B>
 auto minimum(A const& a, B const& b) {
   return detail::binary<call::elementwise>("minimum", fn::minimum{}, a, b);
 }
-/// Converts the elements to To (lazy).
+namespace detail {
+
+/// Whether cast<To> from From can meet an element To cannot hold: floating
+/// point to an integer type, or an integer to a narrower one.
+template <class To, class From>
+constexpr bool cast_checks_values() {
+  if constexpr (!std::is_integral_v<To> || std::is_same_v<To, bool> || std::is_same_v<From, bool>) {
+    return false;
+  } else if constexpr (std::is_floating_point_v<From>) {
+    return true;
+  } else {
+    return !std::in_range<To>(std::numeric_limits<From>::min()) || !std::in_range<To>(std::numeric_limits<From>::max());
+  }
+}
+template <class To, class From>
+inline constexpr bool cast_checks_values_v = cast_checks_values<To, From>();
+
+/// `value_error` naming the first element of @p t (a tensor) that To cannot
+/// hold, its position and its value; nothing when every element converts.
+template <class To, class Tensor>
+void check_cast_values(Tensor const& t) {
+  using T = typename Tensor::value_type;
+  index_t const n = t.size();
+  if (n == 0) return;
+  auto const dense = t.is_contiguous() ? t : t.clone();
+  T const* p = dense.data();
+  std::unique_ptr<T[]> staged;
+  if constexpr (!Tensor::backend::host_accessible) {
+    staged = host_buffer<T>(n);
+    backend_copy_to_host(typename Tensor::backend{}, staged.get(), p, n);
+    p = staged.get();
+  }
+  for (index_t i = 0; i < n; ++i) {
+    if (!representable_as<To>(p[i])) {
+      throw value_error(not_representable_text<To>("cast<" + std::string(arithmetic_type_name<To>()) + ">: element " +
+                                                       std::to_string(i) + " (row-major) of " +
+                                                       shape_string<typename Tensor::specs>(t.extents()),
+                                                   p[i]));
+    }
+  }
+}
+
+}  // namespace detail
+
+/// @brief Converts the elements to To: lazy, and fused with what reads it,
+/// where To holds every value of the element type. Where it may not
+/// (floating point to an integer type, int64 to int32), the operand is
+/// evaluated first and every element checked: `value_error` names the first
+/// one To cannot hold (NaN, an infinity, a value out of To's range), whose
+/// conversion C++ leaves undefined (PyTorch returns an unspecified number).
+/// Floating point converts to integers by truncation toward zero; double to
+/// float rounds, and a finite value past float's range becomes an infinity
+/// (IEEE 754, as PyTorch).
 template <class To, detail::Operand A>
 auto cast(A const& a) {
-  return detail::unary("cast", fn::cast<To>{}, a);
+  if constexpr (is_ill_formed_v<A>) {
+    return detail::unary("cast", fn::cast<To>{}, a);
+  } else if constexpr (detail::cast_checks_values_v<To, typename A::value_type>) {
+    auto const source = a.eval();
+    detail::check_cast_values<To>(source);
+    return detail::unary("cast", fn::cast<To>{}, source);
+  } else {
+    return detail::unary("cast", fn::cast<To>{}, a);
+  }
 }
 /// @}
 

@@ -29,6 +29,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <dimtensor/core/convert.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/ops/creation.hpp>
 #include <dimtensor/tensor/tensor.hpp>
@@ -186,13 +187,6 @@ inline generator& manual_seed(std::uint64_t seed) {
 
 namespace detail {
 
-/// The shortest text that reads back as @p v ("0.5", "1e-09").
-inline std::string number_text(double v) {
-  char buf[32];
-  auto const r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
-
 /// Fills @p t from @p draw in row-major order.  The generator is one
 /// sequential stream on the host, so a seed gives the same tensor on every
 /// backend; other backends receive the drawn elements in one copy.
@@ -247,8 +241,17 @@ auto normal(generator& gen, double mean, double std, Named const&... extents) {
     throw value_error("normal: mean must be finite and std finite and >= 0, got mean " + detail::number_text(mean) +
                       " and std " + detail::number_text(std));
   }
-  return detail::fill_random<T>(empty<T>(extents...),
-                                [&] { return static_cast<T>(mean + std * gen.next_normal()); });
+  (void)detail::checked_convert<T>(mean, "normal: mean");
+  (void)detail::checked_convert<T>(std, "normal: std");
+  return detail::fill_random<T>(empty<T>(extents...), [&] {
+    double const v = mean + std * gen.next_normal();
+    if (!std::isfinite(v) || !detail::representable_as<T>(v)) {
+      throw value_error("normal: a draw, " + detail::number_text(v) + ", is past " +
+                        std::string(detail::arithmetic_type_name<T>()) + "'s range: std " + detail::number_text(std) +
+                        " is too large for the type");
+    }
+    return static_cast<T>(v);
+  });
 }
 
 /// @brief Uniform in [@p lo, @p hi) (`value_error` unless both are finite
@@ -260,10 +263,23 @@ auto uniform(generator& gen, double lo, double hi, Named const&... extents) {
     throw value_error("uniform: lo and hi must be finite with lo < hi, got lo " + detail::number_text(lo) +
                       " and hi " + detail::number_text(hi));
   }
-  auto const top = static_cast<T>(hi);
-  auto const below_top = std::nextafter(top, static_cast<T>(lo));
+  // Both bounds must be values of T (a double past float's range is none),
+  // and T must have a value in [lo, hi): the draws stay inside it.
+  auto const bottom = detail::checked_convert<T>(lo, "uniform: lo");
+  auto const top = detail::checked_convert<T>(hi, "uniform: hi");
+  if (!(bottom < top)) {
+    throw value_error("uniform: [" + detail::number_text(lo) + ", " + detail::number_text(hi) + ") holds no " +
+                      std::string(detail::arithmetic_type_name<T>()) + " value (both bounds round to " +
+                      detail::number_text(static_cast<double>(top)) + ")");
+  }
+  auto const below_top = std::nextafter(top, bottom);
+  // hi - lo overflows double when the bounds are near its largest values of
+  // opposite signs; the convex combination cannot.
+  double const width = hi - lo;
+  bool const wide = !std::isfinite(width);
   return detail::fill_random<T>(empty<T>(extents...), [&] {
-    auto const x = static_cast<T>(lo + (hi - lo) * gen.next_double());
+    double const u = gen.next_double();
+    auto const x = static_cast<T>(wide ? lo * (1 - u) + hi * u : lo + width * u);
     return x < top ? x : below_top;  // rounding must not reach hi
   });
 }
@@ -279,11 +295,9 @@ auto randint(generator& gen, std::int64_t lo, std::int64_t hi, Named const&... e
     throw value_error("randint: lo must be less than hi, got lo " + std::to_string(lo) + " and hi " +
                       std::to_string(hi));
   }
-  if constexpr (std::is_same_v<T, std::int32_t>) {
-    if (lo < std::numeric_limits<std::int32_t>::min() || hi - 1 > std::numeric_limits<std::int32_t>::max()) {
-      throw value_error("randint: the range [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                        ") does not fit in int32");
-    }
+  if (!detail::representable_as<T>(lo) || !detail::representable_as<T>(hi - 1)) {
+    throw value_error("randint: the range [" + std::to_string(lo) + ", " + std::to_string(hi) + ") does not fit in " +
+                      std::string(detail::arithmetic_type_name<T>()));
   }
   auto const span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
   return detail::fill_random<T>(empty<T>(extents...), [&] {

@@ -190,7 +190,7 @@ TEST_CASE("tokenize_nmt: malformed lines skipped with their line numbers, commen
 
 TEST_CASE("read_data_nmt: the whole file; io_error naming a missing one", "[data][nmt]") {
   auto const file = tmp() / "pairs.txt";
-  std::string const bytes = "Go.\tVa\u202f!\r\n\xC3\x28\n";
+  std::string const bytes = "Go.\tVa\u202f!\r\nHi.\tSalut.\n";
   write_bytes(file, bytes);
   CHECK(data::read_data_nmt(file) == bytes);
 
@@ -200,6 +200,46 @@ TEST_CASE("read_data_nmt: the whole file; io_error naming a missing one", "[data
   auto const dir = message_of<dt::io_error>([&] { (void)data::read_data_nmt(tmp().path()); });
   CHECK_THAT(dir, Catch::Contains(tmp().path().string()));
   CHECK_THROWS_AS((data::nmt_dataset<Batch, Steps>(missing)), dt::io_error);
+}
+
+TEST_CASE("read_data_nmt: a UTF-8 byte-order mark is dropped, other encodings are io_errors", "[data][nmt]") {
+  auto const file = tmp() / "encoded.txt";
+  SECTION("UTF-8 with a byte-order mark: the mark is not part of the first token") {
+    write_bytes(file, "\xEF\xBB\xBFGo.\tVa !\n");
+    auto const text = data::read_data_nmt(file);
+    CHECK(text == "Go.\tVa !\n");
+    auto const corpus = data::parse_nmt(text);
+    REQUIRE(corpus.size() == 1);
+    CHECK(corpus.source[0] == tokens{"go", "."});
+    // Text handed over in memory loses its mark the same way.
+    CHECK(data::parse_nmt("\xEF\xBB\xBFGo.\tVa !\n").source[0] == tokens{"go", "."});
+    CHECK(data::tokenize_nmt("\xEF\xBB\xBFgo .\tva !").source[0] == tokens{"go", "."});
+  }
+  auto const error_of = [&](std::string const& bytes) {
+    write_bytes(file, bytes);
+    return message_of<dt::io_error>([&] { (void)data::read_data_nmt(file); });
+  };
+  using Catch::Contains;
+  SECTION("UTF-16 and UTF-32, with a byte-order mark or without") {
+    // "Go.\tVa !\n" in UTF-16 little-endian: every other byte 0.
+    std::string const utf16le("G\0o\0.\0\t\0V\0a\0 \0!\0\n\0", 18);
+    CHECK_THAT(error_of("\xFF\xFE" + utf16le), Contains(file.string()) && Contains("line 1") &&
+                                                   Contains("a UTF-16 little-endian byte-order mark") &&
+                                                   Contains("must be UTF-8"));
+    CHECK_THAT(error_of(std::string("\xFE\xFF\0G", 4)), Contains("UTF-16 big-endian byte-order mark"));
+    CHECK_THAT(error_of(std::string("\xFF\xFE\0\0G\0\0\0", 8)), Contains("UTF-32 little-endian byte-order mark"));
+    CHECK_THAT(error_of(std::string("\0\0\xFE\xFF\0\0\0G", 8)), Contains("UTF-32 big-endian byte-order mark"));
+    CHECK_THAT(error_of(utf16le), Contains("line 1") && Contains("a NUL byte at byte 2 of the file") &&
+                                      Contains("looks UTF-16 little-endian"));
+    CHECK_THAT(error_of(std::string("Hi.\tSalut.\n\0G\0o", 16)),
+               Contains("line 2") && Contains("NUL byte at byte 12 of the file (text has none)"));
+    CHECK_THAT(error_of(std::string("G\0\0\0o\0\0\0", 8)), Contains("looks UTF-32 little-endian"));
+  }
+  SECTION("invalid UTF-8: the line and the byte") {
+    CHECK_THAT(error_of("Go.\tVa !\nx\xC3\x28y\tz\n"),
+               Contains(file.string()) && Contains("line 2: invalid UTF-8 at byte 2 of the line"));
+    CHECK_THAT(error_of("Go.\tVa !\r\nHi.\tSalut \xE9t\xE9\n"), Contains("line 2: invalid UTF-8 at byte 11"));
+  }
 }
 
 TEST_CASE("vocab: d2l's Vocab, frequency order, ties by first occurrence", "[data][nmt]") {

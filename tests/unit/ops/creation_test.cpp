@@ -86,6 +86,41 @@ TEST_CASE("creation: arange(start, stop, step) counts like PyTorch", "[ops][crea
   REQUIRE_THROWS_AS((dt::arange<float, Points>(0, 1e30, 1e-30)), dt::value_error);
 }
 
+TEST_CASE("creation: arange's elements must be values of the element type", "[ops][creation]") {
+  // int32 holds 0, 1e9 and 2e9 but not 3e9: no wrap to -2147483648.
+  REQUIRE_THROWS_WITH((dt::arange<std::int32_t, Points>(0, 4e9, 1e9)),
+                      "arange: the last element: 3000000000 is not representable in int32 (it is NaN, infinite or "
+                      "out of range)");
+  auto const fits = dt::arange<std::int32_t, Points>(0, 3e9, 1e9);  // 0, 1e9, 2e9
+  REQUIRE(fits.size() == 3);
+  CHECK(fits(Points(2)) == 2000000000);
+  REQUIRE_THROWS_WITH((dt::arange<std::int32_t, Points>(-3e9, 0, 1e9)),
+                      Catch::StartsWith("arange: the first element: -3000000000 is not representable in int32"));
+  CHECK(dt::arange<std::int32_t, Points>(-2147483648.0, -2147483646.0)(Points(0)) ==
+        std::numeric_limits<std::int32_t>::min());
+  REQUIRE_THROWS_WITH((dt::arange<float, Points>(0, 1e300, 1e299)),
+                      Catch::StartsWith("arange: the last element: 9e+299 is not representable in float32"));
+  CHECK(dt::arange<double, Points>(0, 1e300, 1e299).size() == 10);
+  // arange(extent): the last index must fit too (int32 up to 2^31 elements).
+  CHECK(dt::arange<std::int32_t>(Points(3))(Points(2)) == 2);
+}
+
+TEST_CASE("creation: from_range checks every element against the element type", "[ops][creation]") {
+  std::vector<double> const bad{1.0, 2.5, std::nan(""), 4.0};
+  REQUIRE_THROWS_WITH(dt::from_range<std::int64_t>(bad, Points(4)),
+                      Catch::StartsWith("from_range: element 2: nan is not representable in int64"));
+  std::vector<std::int64_t> const wide{1, std::int64_t{1} << 40};
+  REQUIRE_THROWS_WITH(dt::from_range<std::int32_t>(wide, Points(2)),
+                      Catch::StartsWith("from_range: element 1: 1099511627776 is not representable in int32"));
+  std::vector<double> const big{1e300};
+  REQUIRE_THROWS_WITH(dt::from_range<float>(big, Points(1)),
+                      Catch::StartsWith("from_range: element 0: 1e+300 is not representable in float32"));
+  std::vector<double> const fine{-2.5, 7.9};
+  auto const truncated = dt::from_range<std::int32_t>(fine, Points(2));  // toward zero, as static_cast
+  CHECK(truncated(Points(0)) == -2);
+  CHECK(truncated(Points(1)) == 7);
+}
+
 TEST_CASE("creation: from_buffer and from_range", "[ops][creation]") {
   float const buf[6] = {1, 2, 3, 4, 5, 6};
   auto t = dt::from_buffer(buf, 6, Batch(2), Hidden(3));

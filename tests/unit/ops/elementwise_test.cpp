@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include <dimtensor/ops/creation.hpp>
 #include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/ops/transpose.hpp>
 
 namespace elementwise_test {
 DIMTENSOR_DIM(Batch);
@@ -229,6 +231,42 @@ TEST_CASE("elementwise: cast", "[ops][elementwise]") {
   CHECK(back(Hidden(0)) == 0.0f);
   auto n = dt::eval(dt::cast<float>(dt::arange<std::int64_t>(Hidden(3))) / 2.0f);
   CHECK(n(Hidden(1)) == 0.5f);
+}
+
+TEST_CASE("elementwise: cast to an integer type names an element it cannot hold", "[ops][elementwise]") {
+  // NaN to int64 is undefined behaviour in C++ (UBSan: float-cast-overflow).
+  dt::tensor<float, Hidden> const nan_first{std::nanf(""), 3.f};
+  REQUIRE_THROWS_AS(dt::cast<std::int64_t>(nan_first), dt::value_error);
+  REQUIRE_THROWS_WITH(dt::cast<std::int64_t>(nan_first),
+                      "cast<int64>: element 0 (row-major) of [Hidden=2]: nan is not representable in int64 (it is "
+                      "NaN, infinite or out of range)");
+  dt::tensor<double, Batch, Hidden> const big{{1.0, 2.0}, {-3e9, 4.0}};
+  REQUIRE_THROWS_WITH(dt::cast<std::int32_t>(big),
+                      Catch::StartsWith("cast<int32>: element 2 (row-major) of [Batch=2, Hidden=2]: -3000000000 is "
+                                        "not representable in int32"));
+  CHECK(dt::eval(dt::cast<std::int64_t>(big))(Batch(1), Hidden(0)) == -3000000000);
+  dt::tensor<float, Hidden> const inf{1.f, -std::numeric_limits<float>::infinity()};
+  REQUIRE_THROWS_WITH(dt::cast<std::int32_t>(inf * 2.0f), Catch::Contains("element 1") && Catch::Contains("-inf"));
+  // A view is checked in its own order.
+  dt::tensor<float, Batch, Hidden> const m{{1.f, 5e9f}, {3.f, 4.f}};
+  REQUIRE_THROWS_WITH(
+      dt::cast<std::int32_t>(dt::transpose<Batch, Hidden>(m)),
+      Catch::StartsWith("cast<int32>: element 2 (row-major) of [Hidden=2, Batch=2]: 5000000000 is not"));
+  // The boundaries: the truncated value must fit.
+  dt::tensor<double, Hidden> const edges{2147483647.9, -2147483648.9};
+  auto const e = dt::eval(dt::cast<std::int32_t>(edges));
+  CHECK(e(Hidden(0)) == 2147483647);
+  CHECK(e(Hidden(1)) == -2147483648);
+  dt::tensor<double, Hidden> const past{2147483648.0};
+  REQUIRE_THROWS_AS(dt::cast<std::int32_t>(past), dt::value_error);
+  // int64 to int32: out of range is an error too (it would wrap).
+  dt::tensor<std::int64_t, Hidden> const wide{1, std::int64_t{1} << 31};
+  REQUIRE_THROWS_WITH(dt::cast<std::int32_t>(wide),
+                      Catch::StartsWith("cast<int32>: element 1 (row-major) of [Hidden=2]: 2147483648 is not "
+                                        "representable in int32 (out of range)"));
+  // Casts that cannot fail stay lazy: no evaluation, an expression node.
+  static_assert(!dt::is_tensor_v<decltype(dt::cast<double>(nan_first))>);
+  static_assert(!dt::is_tensor_v<decltype(dt::cast<float>(wide))>);
 }
 
 TEST_CASE("elementwise: shape errors name the operation", "[ops][elementwise]") {

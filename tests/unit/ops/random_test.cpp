@@ -276,4 +276,37 @@ TEST_CASE("random factories reject bad parameters with value_error", "[ops][rand
   REQUIRE_THROWS_AS(dt::rand<float>(g, Batch(-1)), dt::value_error);
 }
 
+TEST_CASE("uniform and normal take bounds the element type holds, and stay inside them", "[ops][random]") {
+  dt::generator g(7);
+  SECTION("bounds past float's range are named, not turned into infinities") {
+    REQUIRE_THROWS_WITH(dt::uniform<float>(g, -1e300, 1e300, Batch(6)),
+                        Catch::Contains("uniform: lo: -1e+300 is not representable in float32"));
+    REQUIRE_THROWS_WITH(dt::uniform<float>(g, 0.0, 1e39, Batch(6)),
+                        Catch::Contains("uniform: hi: 1e+39 is not representable in float32"));
+    REQUIRE_THROWS_WITH(dt::normal<float>(g, 1e39, 1.0, Batch(6)),
+                        Catch::Contains("normal: mean: 1e+39 is not representable in float32"));
+    REQUIRE_THROWS_WITH(dt::normal<float>(g, 0.0, 3e38, Batch(1000)),
+                        Catch::Contains("normal: a draw") && Catch::Contains("is past float32's range"));
+  }
+  SECTION("an interval with no float in it") {
+    REQUIRE_THROWS_WITH(dt::uniform<float>(g, 1.0, 1.0 + 1e-12, Batch(2)),
+                        Catch::Contains("holds no float32 value (both bounds round to 1)"));
+  }
+  SECTION("the widest float and double intervals: every draw in [lo, hi)") {
+    double const fmax = std::numeric_limits<float>::max();
+    for (double x : values(dt::uniform<float>(g, -fmax, fmax, Batch(1000)))) {
+      CHECK(std::isfinite(x));
+      CHECK(x >= -fmax);
+      CHECK(x < fmax);
+    }
+    double const dmax = std::numeric_limits<double>::max();  // hi - lo overflows double
+    auto const m = moments_of(values(dt::uniform<double>(g, -dmax, dmax, Batch(1000))));
+    CHECK(std::isfinite(m.min));
+    CHECK(m.min >= -dmax);
+    CHECK(m.max < dmax);
+    CHECK(m.min < -dmax / 2);  // spread over the interval, not piled at one end
+    CHECK(m.max > dmax / 2);
+  }
+}
+
 }  // namespace random_test

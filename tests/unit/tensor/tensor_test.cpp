@@ -66,6 +66,28 @@ TEST_CASE("tensor: named extents give a zero-filled tensor", "[core][tensor]") {
   REQUIRE_THROWS_WITH((dt::tensor<float, Batch>(Batch(-2))), "tensor: negative extent -2 for dimension Batch");
 }
 
+TEST_CASE("tensor: braces with variable extents construct (no most vexing parse)", "[core][tensor]") {
+  // `tensor<float, Batch, Queries> t(Batch(n), Queries(m));` with variables
+  // declares a function; braces always declare the tensor.
+  index_t const n = 2;
+  index_t const m = 3;
+  dt::tensor<float, Batch, Queries> t{Batch(n), Queries(m)};
+  static_assert(dt::is_tensor_v<decltype(t)>);
+  REQUIRE(t.extents() == std::array<index_t, 2>{2, 3});
+  for (index_t i = 0; i < t.size(); ++i) CHECK(t.data()[i] == 0.0f);
+  // Rank 1: a named extent in braces is an extent, never an element
+  // (a tag does not convert to a number).
+  dt::tensor<std::int64_t, Batch> one{Batch(n)};
+  REQUIRE(one.extents() == std::array<index_t, 1>{2});
+  CHECK(one(Batch(1)) == 0);
+  dt::tensor<std::int64_t, Batch> values{n};  // numbers in braces are the elements
+  REQUIRE(values.size() == 1);
+  CHECK(values(Batch(0)) == 2);
+  static_assert(!std::is_convertible_v<Batch, float> && !std::is_convertible_v<Batch, std::int64_t>);
+  dt::tensor<float, Batch, Hidden::fixed<4>> s{Batch(n), Hidden::fixed<4>{}};
+  CHECK(s.size() == 8);
+}
+
 TEST_CASE("tensor: default and extents constructors", "[core][tensor]") {
   dt::tensor<float, Batch, Hidden::fixed<4>> e;
   CHECK(e.extents() == std::array<index_t, 2>{0, 4});

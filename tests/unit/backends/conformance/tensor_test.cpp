@@ -91,6 +91,19 @@ TEMPLATE_TEST_CASE("conformance: tensors, fused elementwise expressions with bro
   CHECK(first_difference(elements(k), std::vector<double>{-7, -14, -21, 2, -5, -12}) == "");
 }
 
+TEMPLATE_TEST_CASE("conformance: tensors, cast to an integer type checks every element on the backend",
+                   "[backends][conformance][tensor]", CONFORMANCE_TEST_BACKENDS) {
+  using B = TestType;
+  dt::basic_tensor<B, float, Batch, Hidden> const x{{2.5f, -3.5f}, {7.9f, std::nanf("")}};
+  REQUIRE_THROWS_WITH(dt::cast<std::int64_t>(x),
+                      Catch::StartsWith("cast<int64>: element 3 (row-major) of [Batch=2, Hidden=2]: nan"));
+  // A strided view is read in its own order.
+  REQUIRE_THROWS_WITH(dt::cast<std::int32_t>(dt::transpose<Batch, Hidden>(x)),
+                      Catch::StartsWith("cast<int32>: element 3 (row-major) of [Hidden=2, Batch=2]: nan"));
+  auto const fine = dt::eval(dt::cast<std::int32_t>(dt::slice<Batch>(x, 0, 1)));  // toward zero
+  CHECK(first_difference(elements(fine), std::vector<double>{2, -3}) == "");
+}
+
 TEMPLATE_TEST_CASE("conformance: tensors, softmax and log_softmax along the last and a middle dim",
                    "[backends][conformance][tensor]", CONFORMANCE_TEST_BACKENDS) {
   using B = TestType;
