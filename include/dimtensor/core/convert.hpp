@@ -30,7 +30,7 @@ namespace dimtensor::detail {
 /// The shortest text that reads back as @p v ("0.5", "1e-09", "nan"),
 /// whole numbers below 10^16 in full ("3000000000", not "3e+09").
 inline std::string number_text(double v) {
-  char buf[400];
+  char buf[32];  // shortest: at most 24; whole numbers below 10^16: at most 17
   bool const whole = std::isfinite(v) && v == std::trunc(v) && std::abs(v) < 1e16;
   auto const r = whole ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed)
                        : std::to_chars(buf, buf + sizeof buf, v);
