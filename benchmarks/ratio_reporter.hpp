@@ -28,6 +28,24 @@
 
 #if DIMTENSOR_HAVE_LIBTORCH
 #include <torch/torch.h>
+#include <string>
+
+#include <dimtensor/backends/cpu/dispatch.hpp>
+
+// The context every benchmark prints before its table: the instruction-set
+// level of the runtime's CPU kernels that ran (DIMTENSOR_CPU_ISA forces
+// one), and whether this program was compiled with -march=native
+// (DIMTENSOR_BENCH_NATIVE) or as a user's program is, with no flags.
+inline bool const dimtensor_bench_context = [] {
+  benchmark::AddCustomContext("dimtensor_cpu_isa",
+                              std::string(dimtensor::backends::cpu::isa_name(dimtensor::backends::cpu::isa_active())));
+#if defined(DIMTENSOR_BENCH_NATIVE_BUILD)
+  benchmark::AddCustomContext("dimtensor_build", "-march=native");
+#else
+  benchmark::AddCustomContext("dimtensor_build", "default (no -march)");
+#endif
+  return true;
+}();
 #endif
 
 namespace dimtensor_bench {

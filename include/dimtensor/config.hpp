@@ -66,6 +66,15 @@
 #define THRUST_DEVICE_SYSTEM THRUST_DEVICE_SYSTEM_CPP
 #endif
 
+/// The namespace (inline, in dimtensor::backends::cpu) of the CPU kernels
+/// that dimtensor::runtime compiles once for each instruction set it
+/// carries (backends/cpu/dispatch.hpp): `isa_here` in a user's file, which
+/// compiles them with its own flags only for what the runtime does not
+/// carry; isa_baseline, isa_avx2 and isa_avx512 in the runtime's files.
+#if !defined(DIMTENSOR_CPU_ISA_NAMESPACE)
+#define DIMTENSOR_CPU_ISA_NAMESPACE isa_here
+#endif
+
 /// Asks the compiler to vectorize the next loop (OpenMP simd when enabled).
 /// Empty under clang, which vectorizes these loops unasked and warns
 /// (-Wpass-failed) when a forced vectorization fails.

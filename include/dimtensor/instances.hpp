@@ -5,7 +5,7 @@
 ///
 /// Below the typed shell, most of what a model compiles depends only on the
 /// backend and the element type: the kernels (softmax, reductions, GEMM,
-/// gathers, strided copies, fused attention), the gradient buffers, the
+/// gathers, strided copies), the gradient buffers, the
 /// elementwise program's interpreter, the nodes of views, contractions and line operations, and
 /// the GRU's passes and back-propagation through time.
 /// Every program that uses `cpu` with float or double needs the same
@@ -13,7 +13,9 @@
 /// (`extern template`), so that a file that includes <dimtensor/dimtensor.hpp>
 /// calls them instead of compiling and optimizing them again, and the
 /// library (src/instances/) defines them once.  Other backends and element
-/// types are instantiated where they are used, as before.
+/// types are instantiated where they are used, as before.  The hot kernels
+/// (softmax, fused attention) are not here: the runtime compiles them once
+/// per instruction set and calls the CPU's (backends/cpu/dispatch.hpp).
 ///
 /// The declarations are left out when `DIMTENSOR_NO_EXTERN_INSTANCES` is
 /// defined (config.hpp) and under nvcc: such a file compiles its own copies,
@@ -31,7 +33,6 @@
 
 #include <dimtensor/autograd/program.hpp>
 #include <dimtensor/backends/cpu.hpp>
-#include <dimtensor/backends/cpu/attention.hpp>
 #include <dimtensor/config.hpp>
 #include <dimtensor/nn/attention/fused_run.hpp>
 #include <dimtensor/nn/gru.hpp>
@@ -134,16 +135,6 @@
       std::shared_ptr<autograd::tensor_state>, std::optional<nn::detail::gru_state<T, cpu>> const&,                  \
       std::shared_ptr<autograd::tensor_state>, index_t, bool);                                                       \
   how class nn::detail::gru_final_node<T, cpu>;                                                                      \
-  how void backends::cpu::attention_forward<T>(backends::cpu::attention_problem<T> const&,                           \
-                                               backends::cpu::attention_operand<T> const&, T*, T*);                  \
-  how void backends::cpu::attention_backward<T>(                                                                     \
-      backends::cpu::attention_problem<T> const&, T const*, T const*,                                                \
-      backends::cpu::attention_operand<T const> const&, backends::cpu::attention_operand<T> const&,                  \
-      backends::cpu::attention_operand<T> const&, backends::cpu::attention_operand<T> const&);                       \
-  how void backends::cpu::additive_scores_forward<T>(backends::cpu::additive_problem<T> const&, T*);                 \
-  how void backends::cpu::additive_scores_backward<T>(backends::cpu::additive_problem<T> const&, T const*,           \
-                                                      backends::cpu::attention_operand<T> const&,                    \
-                                                      backends::cpu::attention_operand<T> const&, T*);               \
   how std::shared_ptr<autograd::node> nn::detail::fused_attention_run<T>(                                            \
       nn::detail::fused_side<T>, nn::detail::fused_side<T>, nn::detail::fused_side<T>, std::vector<index_t>, T, T*,  \
       detail::run_layout const&, detail::run_positions const&, std::size_t, bool);                                   \

@@ -28,6 +28,7 @@
 
 #include <dimtensor/autograd/graph.hpp>
 #include <dimtensor/backends/backend.hpp>
+#include <dimtensor/backends/cpu/dispatch.hpp>
 #include <dimtensor/config.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
@@ -313,6 +314,58 @@ DIMTENSOR_HOST_DEVICE dimtensor::detail::strided_evaluator<T, 1> dense(T const* 
   return {p, p, {1}, true};
 }
 
+/// @brief The value of one step by a loop of its own function: calls
+/// `pass(f, a…)` with the function object f of @p op and the operands it
+/// reads (dense, at the result's extents), or with step_value, which
+/// switches per element, for the functions without a loop of their own.
+/// The CPU's interpreter (program_node, and the runtime's level kernels,
+/// backends/cpu/dispatch.hpp) runs it: a loop that vectorizes per step.
+template <class T, class Pass>
+void step_value_pass(Pass const& pass, op_code op, T const* a, T const* b, T const* c) {
+  switch (op) {
+    case op_code::plus: return pass(fn::plus{}, a, b);
+    case op_code::minus: return pass(fn::minus{}, a, b);
+    case op_code::multiplies: return pass(fn::multiplies{}, a, b);
+    case op_code::divides: return pass(fn::divides{}, a, b);
+    case op_code::negate: return pass(fn::negate{}, a);
+    case op_code::log: return pass(fn::log{}, a);
+    case op_code::exp: return pass(fn::exp{}, a);
+    case op_code::tanh: return pass(fn::tanh{}, a);
+    case op_code::sigmoid: return pass(fn::sigmoid{}, a);
+    case op_code::relu: return pass(fn::relu{}, a);
+    case op_code::square: return pass(fn::square{}, a);
+    case op_code::select: return pass(select_value{}, a, b, c);
+    default: break;
+  }
+  pass(step_value<T>{op}, a, b, c);
+}
+
+/// @brief The gradient of operand `f.which` of a step by a loop of its own
+/// rule (as step_value_pass): from the result's gradient g and the
+/// operands' values a and b.
+template <class T, class Pass>
+void step_derivative_pass(Pass const& pass, step_derivative<T> f, T const* g, T const* a, T const* b) {
+  switch (f.op) {
+    case op_code::minus:
+    case op_code::negate: return pass(fn::negate{}, g);
+    case op_code::multiplies: return pass(fn::multiplies{}, g, f.which == 0 ? b : a);
+    case op_code::divides:
+      if (f.which == 0) return pass(fn::divides{}, g, b);
+      return pass(fn_grad::divisor{}, g, a, b);
+    case op_code::log: return pass(fn::divides{}, g, a);
+    case op_code::exp: return pass(fn_grad::exp{}, g, a);
+    case op_code::tanh: return pass(fn_grad::tanh{}, g, a);
+    case op_code::sigmoid: return pass(fn_grad::sigmoid{}, g, a);
+    case op_code::relu: return pass(fn_grad::relu{}, g, a);
+    case op_code::square: return pass(fn_grad::square{}, g, a);
+    case op_code::select:
+      if (f.which == 1) return pass(select_gradient<true>{}, g, a);
+      return pass(select_gradient<false>{}, g, a);
+    default: break;
+  }
+  pass(f, g, a, b);
+}
+
 /// The storage type of a gradient or a buffer of the interpreter.
 template <class B, class T>
 using storage_of = typename B::template storage<T>;
@@ -513,55 +566,33 @@ class program_node final : public node {
   // profile of the Transformer's training put 12% of its time in the loops
   // that switch per element, below; with a loop per operation, an epoch of
   // the Bahdanau model on one thread took 94 ms instead of 119). Other
-  // backends keep one kernel for every operation.
+  // backends keep one kernel for every operation. For float and double the
+  // loops are the runtime's, compiled for the CPU's instruction set
+  // (backends/cpu/dispatch.hpp).
   static constexpr bool loop_per_operation = std::is_same_v<B, cpu>;
+  static constexpr bool level_loops = loop_per_operation && backends::cpu::has_level_kernels<T>;
 
   // The value of one step from its operands' values.
   void compute_value(T* out, op_code op, T const* a, T const* b, T const* c) const {
-    if constexpr (loop_per_operation) {
-      switch (op) {
-        case op_code::plus: return map(out, fn::plus{}, a, b);
-        case op_code::minus: return map(out, fn::minus{}, a, b);
-        case op_code::multiplies: return map(out, fn::multiplies{}, a, b);
-        case op_code::divides: return map(out, fn::divides{}, a, b);
-        case op_code::negate: return map(out, fn::negate{}, a);
-        case op_code::log: return map(out, fn::log{}, a);
-        case op_code::exp: return map(out, fn::exp{}, a);
-        case op_code::tanh: return map(out, fn::tanh{}, a);
-        case op_code::sigmoid: return map(out, fn::sigmoid{}, a);
-        case op_code::relu: return map(out, fn::relu{}, a);
-        case op_code::square: return map(out, fn::square{}, a);
-        case op_code::select: return map(out, detail::select_value{}, a, b, c);
-        default: break;
-      }
+    if constexpr (level_loops) {
+      backends::cpu::kernels<T>().elementwise_step(out, size_, static_cast<int>(op), a, b, c);
+    } else if constexpr (loop_per_operation) {
+      detail::step_value_pass<T>([&](auto f, auto const*... ps) { map(out, f, ps...); }, op, a, b, c);
+    } else {
+      map(out, detail::step_value<T>{op}, a, b, c);
     }
-    map(out, detail::step_value<T>{op}, a, b, c);
   }
 
   // The gradient of operand @p which of a step: from the result's gradient
   // g and the operands' values a and b.
   void apply_derivative(T* out, detail::step_derivative<T> f, T const* g, T const* a, T const* b) const {
-    if constexpr (loop_per_operation) {
-      switch (f.op) {
-        case op_code::minus:
-        case op_code::negate: return map(out, fn::negate{}, g);
-        case op_code::multiplies: return map(out, fn::multiplies{}, g, f.which == 0 ? b : a);
-        case op_code::divides:
-          if (f.which == 0) return map(out, fn::divides{}, g, b);
-          return map(out, fn_grad::divisor{}, g, a, b);
-        case op_code::log: return map(out, fn::divides{}, g, a);
-        case op_code::exp: return map(out, fn_grad::exp{}, g, a);
-        case op_code::tanh: return map(out, fn_grad::tanh{}, g, a);
-        case op_code::sigmoid: return map(out, fn_grad::sigmoid{}, g, a);
-        case op_code::relu: return map(out, fn_grad::relu{}, g, a);
-        case op_code::square: return map(out, fn_grad::square{}, g, a);
-        case op_code::select:
-          if (f.which == 1) return map(out, detail::select_gradient<true>{}, g, a);
-          return map(out, detail::select_gradient<false>{}, g, a);
-        default: break;
-      }
+    if constexpr (level_loops) {
+      backends::cpu::kernels<T>().elementwise_derivative(out, size_, static_cast<int>(f.op), f.which, g, a, b);
+    } else if constexpr (loop_per_operation) {
+      detail::step_derivative_pass<T>([&](auto h, auto const*... ps) { map(out, h, ps...); }, f, g, a, b);
+    } else {
+      map(out, f, g, a, b);
     }
-    map(out, f, g, a, b);
   }
 
   // The value of step s at the result's extents, computed once.

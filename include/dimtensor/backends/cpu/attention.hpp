@@ -74,9 +74,18 @@
 #include <dimtensor/backends/cpu/simd.hpp>
 #include <dimtensor/backends/cpu/storage.hpp>
 #include <dimtensor/config.hpp>
+#include <dimtensor/kernel/attention.hpp>
 #include <dimtensor/kernel/math.hpp>
 
 namespace dimtensor::backends::cpu {
+
+using kernel::additive_problem;
+using kernel::attention_operand;
+using kernel::attention_problem;
+
+// Everything below is compiled once for each instruction set of
+// dimtensor::runtime, in its own namespace (backends/cpu/dispatch.hpp).
+inline namespace DIMTENSOR_CPU_ISA_NAMESPACE {
 
 /// The query rows of a block where an entry's rows have different lengths.
 inline constexpr index_t attention_block = 64;
@@ -103,50 +112,7 @@ inline index_t attention_block_rows(index_t kv, bool uniform_lengths) {
 /// the softmax reads and writes a row's last vector in place).
 inline index_t attention_padded(index_t n) { return (n + 15) / 16 * 16; }
 
-/// @brief One operand of the fused attention kernels: entry b's row r,
-/// feature f is `data[batch_offset[b] + r * row_stride + f]`.
-template <class P>
-struct attention_operand {
-  /// The first element.
-  P* data = nullptr;
-  /// Each batch entry's offset from `data`.
-  index_t const* batch_offset = nullptr;
-  /// The distance between consecutive rows.
-  index_t row_stride = 0;
-  /// Row r of batch entry b.
-  P* row(index_t b, index_t r) const noexcept { return data + batch_offset[b] + r * row_stride; }
-};
-
-/// @brief The sizes, inputs and masking of a fused attention problem.
-template <class T>
-struct attention_problem {
-  /// Batch entries.
-  index_t batch = 0;
-  /// Query rows per entry.
-  index_t queries = 0;
-  /// Key (and value) rows per entry.
-  index_t kv = 0;
-  /// Features of the queries and keys.
-  index_t d = 0;
-  /// Features of the values.
-  index_t dv = 0;
-  /// The queries, [batch, queries, d].
-  attention_operand<T const> q;
-  /// The keys, [batch, kv, d].
-  attention_operand<T const> k;
-  /// The values, [batch, kv, dv].
-  attention_operand<T const> v;
-  /// Row (b, i)'s valid length at `lens[b * queries + i]` (in [0, kv]), or
-  /// null: every key is valid.
-  index_t const* lens = nullptr;
-  /// The scores are divided by it (√d).
-  T scale = T(1);
-
-  /// The valid length of query row i of entry b.
-  index_t length(index_t b, index_t i) const noexcept { return lens == nullptr ? kv : lens[b * queries + i]; }
-};
-
-namespace detail {
+namespace attention_detail {
 
 /// The products the kernels take as loops rather than BLAS calls
 /// (m · n · k at most this): a call costs more than such a product (the
@@ -162,7 +128,7 @@ void attention_gemm(bool ta, bool tb, index_t m, index_t n, index_t k, T const* 
 #if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (m * n * k > attention_small_product) {
-      blas_gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, beta);
+      cpu::detail::blas_gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, beta);
       return;
     }
   }
@@ -256,9 +222,8 @@ template <bool Exact>
 [[gnu::always_inline]] inline void load_tail(simd::f32x16& v, float const* x, index_t j, index_t l, bool padded) {
   float const ninf = -std::numeric_limits<float>::infinity();
   if (padded) {
-    simd::i32x16 const lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
     simd::load(v, x + j);
-    v = lane < static_cast<std::int32_t>(l - j) ? v : simd::f32x16{} + ninf;
+    simd::keep_first(v, l - j, ninf);
   } else {
     float tail[simd::lanes];
     std::fill(tail, tail + simd::lanes, ninf);
@@ -287,7 +252,7 @@ template <bool Exact>
 template <bool Exact>
 std::pair<float, float> softmax_row_simd(float* x, index_t l, scale_divisor<float> const div, bool padded,
                                          float floor = -std::numeric_limits<float>::infinity()) {
-  simd::f32x16 top = simd::f32x16{} + x[0], v;
+  simd::f32x16 top = simd::splat(x[0]), v;
   index_t j = 0;
   for (; j + simd::lanes <= l; j += simd::lanes) {
     simd::load(v, x + j);
@@ -486,9 +451,9 @@ void attention_weights_again(T* s, index_t ld, index_t rows, index_t width, inde
   }
 }
 
-}  // namespace detail
+}  // namespace attention_detail
 
-namespace detail {
+namespace attention_detail {
 
 /// @brief The query rows of each batch entry in the order the kernels take
 /// them, [batch * queries]: longest valid length first, when the lengths
@@ -567,11 +532,15 @@ std::pair<T const*, index_t> attention_gather(attention_operand<P> const& x, ind
 /// nothing is zeroed first, and each strip of rows stops at its own
 /// longest length.  A tile is up to tile_rows rows by up to tile_vectors
 /// vectors of 16 columns (keys for the scores, features for the output and
-/// the gradients), its sums kept in registers (24 of AVX-512's 32) along
-/// the whole inner dimension, in order.
-inline constexpr index_t tile_rows = 6;
+/// the gradients), its sums kept in registers along the whole inner
+/// dimension, in order.  The shape follows the registers the target has
+/// (simd::parts per vector of 16): 6 x 4 vectors, 24 of AVX-512's 32
+/// registers; 6 x 1 vectors of two 8-lane halves, 12 of AVX2's 16; 3 x 1
+/// of four quarters, 12 of SSE's 16.  The sums and their order are the
+/// same for every shape.
+inline constexpr index_t tile_rows = simd::parts == 4 ? 3 : 6;
 /// Vectors of 16 columns in a tile.
-inline constexpr index_t tile_vectors = 4;
+inline constexpr index_t tile_vectors = simd::parts == 1 ? 4 : 1;
 
 /// Keys [0, n) of entry b as panels of 16: key 16t + l's feature f at
 /// `out[(t * d + f) * 16 + l]`, 0 past n (round n up to 16 for the size).
@@ -619,7 +588,7 @@ template <int R, int C>
     for (int r = 0; r < R; ++r) {
       float const x = row[r][f];
 #pragma GCC unroll 4
-      for (int c = 0; c < C; ++c) acc[r][c] += key[c] * x;
+      for (int c = 0; c < C; ++c) simd::multiply_add(acc[r][c], key[c], x);
     }
   }
 #pragma GCC unroll 6
@@ -661,7 +630,7 @@ template <int R, int C>
     for (int r = 0; r < R; ++r) {
       float const x = wj[r * w_row];
 #pragma GCC unroll 4
-      for (int c = 0; c < C; ++c) acc[r][c] += value[c] * x;
+      for (int c = 0; c < C; ++c) simd::multiply_add(acc[r][c], value[c], x);
     }
   }
   bool const scale = last && inv != nullptr;
@@ -1001,7 +970,7 @@ void attention_backward_products_tiled(attention_problem<T> const& p, index_t b,
       (void)ldw, (void)dq, (void)dk, (void)dv;
 }
 
-}  // namespace detail
+}  // namespace attention_detail
 
 /// @brief The fused forward pass: writes the output rows (o, [batch,
 /// queries, dv]) and each query row's softmax statistics (@p row_max and
@@ -1009,14 +978,14 @@ void attention_backward_products_tiled(attention_problem<T> const& p, index_t b,
 template <class T>
 void attention_forward(attention_problem<T> const& p, attention_operand<T> const& o, T* row_max, T* row_inv) {
   if (p.batch == 0 || p.queries == 0 || p.dv == 0) return;
-  detail::single_threaded_blas();
-  std::vector<index_t> const order = detail::attention_row_order(p);
-  bool const chunked = detail::attention_chunked<T>(p.kv, p.dv);
+  cpu::detail::single_threaded_blas();
+  std::vector<index_t> const order = attention_detail::attention_row_order(p);
+  bool const chunked = attention_detail::attention_chunked<T>(p.kv, p.dv);
   index_t const block = !chunked         ? attention_block_rows(p.kv, order.empty())
-                        : order.empty() ? detail::attention_chunked_block
+                        : order.empty() ? attention_detail::attention_chunked_block
                                         : attention_block;
   index_t const blocks = (p.queries + block - 1) / block;
-  auto const tiles = detail::attention_block_work(p, block, blocks, order).second;
+  auto const tiles = attention_detail::attention_block_work(p, block, blocks, order).second;
   // Per block: its rows (fewer than a whole block when the queries are few) times the keys and features.
   index_t const cost = std::min(block, p.queries) * std::max<index_t>(p.kv, 1) * (p.d + p.dv);
   struct buffers {
@@ -1028,13 +997,13 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
   };
   // Score rows are padded to whole vectors of keys; the register tiles
   // take each entry's keys packed once.
-  bool const tiled = detail::attention_tiles_fit<T>(p.dv);
+  bool const tiled = attention_detail::attention_tiles_fit<T>(p.dv);
   index_t const kv_padded = attention_padded(p.kv);
-  std::vector<T> const keys = tiled ? detail::attention_pack_entries(p.k, p.batch, p.kv, p.d) : std::vector<T>{};
+  std::vector<T> const keys = tiled ? attention_detail::attention_pack_entries(p.k, p.batch, p.kv, p.d) : std::vector<T>{};
   auto const make = [&] {
     buffers buf;
     buf.scores.resize(
-        static_cast<std::size_t>(block * (chunked ? detail::attention_key_chunk : std::max<index_t>(kv_padded, 1))));
+        static_cast<std::size_t>(block * (chunked ? attention_detail::attention_key_chunk : std::max<index_t>(kv_padded, 1))));
     if (tiled) {
       buf.qrows.resize(static_cast<std::size_t>(block));
       buf.orows.resize(static_cast<std::size_t>(block));
@@ -1077,22 +1046,22 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
           }
           T const* const entry_keys = keys.data() + b * kv_padded * p.d;
           if (chunked) {
-            detail::attention_block_chunked(p, b, qrows.data(), rows, width, len, entry_keys, scores.data(),
+            attention_detail::attention_block_chunked(p, b, qrows.data(), rows, width, len, entry_keys, scores.data(),
                                             orows.data(), m, inv);
           } else {
-            detail::attention_block_tiled(p, b, qrows.data(), rows, width, len, entry_keys, scores.data(),
+            attention_detail::attention_block_tiled(p, b, qrows.data(), rows, width, len, entry_keys, scores.data(),
                                           orows.data(), m, inv);
           }
         } else {
-          auto const [qa, lda] = detail::attention_gather(p.q, b, idx, rows, p.d, direct, qbuf.data());
+          auto const [qa, lda] = attention_detail::attention_gather(p.q, b, idx, rows, p.d, direct, qbuf.data());
           // Score rows padded to whole vectors: the softmax reads and writes their ends in place.
           index_t const lds = attention_padded(width);
-          detail::attention_gemm<T>(false, true, rows, width, p.d, qa, lda, p.k.row(b, 0), p.k.row_stride, T(0),
+          attention_detail::attention_gemm<T>(false, true, rows, width, p.d, qa, lda, p.k.row(b, 0), p.k.row_stride, T(0),
                                     scores.data(), lds);
-          detail::attention_softmax_rows<T>(scores.data(), lds, rows, width, len, p.scale, m, inv);
-          detail::attention_gemm<T>(false, false, rows, p.dv, width, scores.data(), lds, p.v.row(b, 0),
+          attention_detail::attention_softmax_rows<T>(scores.data(), lds, rows, width, len, p.scale, m, inv);
+          attention_detail::attention_gemm<T>(false, false, rows, p.dv, width, scores.data(), lds, p.v.row(b, 0),
                                     p.v.row_stride, T(0), out, ldo);
-          for (index_t r = 0; r < rows; ++r) detail::attention_scale_row(out + r * ldo, p.dv, inv[r]);
+          for (index_t r = 0; r < rows; ++r) attention_detail::attention_scale_row(out + r * ldo, p.dv, inv[r]);
         }
         for (index_t r = 0; r < rows; ++r) {
           row_max[b * p.queries + idx[r]] = m[r];
@@ -1126,15 +1095,15 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
                         attention_operand<T const> const& g, attention_operand<T> const& dq,
                         attention_operand<T> const& dk, attention_operand<T> const& dv) {
   if (p.batch == 0 || p.queries == 0) return;
-  detail::single_threaded_blas();
-  std::vector<index_t> const order = detail::attention_row_order(p);
+  cpu::detail::single_threaded_blas();
+  std::vector<index_t> const order = attention_detail::attention_row_order(p);
   index_t const block = attention_block_rows(p.kv, order.empty());
   index_t const blocks = (p.queries + block - 1) / block;
   // Threads take whole entries (their keys' and values' gradients are sums
   // over the entry's blocks), the most work first.
   std::vector<index_t> entries(static_cast<std::size_t>(p.batch));
   {
-    auto const work = detail::attention_block_work(p, block, blocks, order).first;
+    auto const work = attention_detail::attention_block_work(p, block, blocks, order).first;
     std::vector<index_t> total(static_cast<std::size_t>(p.batch), 0);
     for (index_t t = 0; t < p.batch * blocks; ++t)
       total[static_cast<std::size_t>(t / blocks)] += work[static_cast<std::size_t>(t)];
@@ -1152,10 +1121,10 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
   };
   // The register tiles' rows are padded to whole vectors of keys, and take
   // each entry's keys and values packed once.
-  bool const tiled = detail::attention_backward_tiles_fit<T>(p.d, p.dv);
+  bool const tiled = attention_detail::attention_backward_tiles_fit<T>(p.d, p.dv);
   index_t const kv_padded = attention_padded(p.kv);
-  std::vector<T> const keys = tiled ? detail::attention_pack_entries(p.k, p.batch, p.kv, p.d) : std::vector<T>{};
-  std::vector<T> const values = tiled ? detail::attention_pack_entries(p.v, p.batch, p.kv, p.dv) : std::vector<T>{};
+  std::vector<T> const keys = tiled ? attention_detail::attention_pack_entries(p.k, p.batch, p.kv, p.d) : std::vector<T>{};
+  std::vector<T> const values = tiled ? attention_detail::attention_pack_entries(p.v, p.batch, p.kv, p.dv) : std::vector<T>{};
   auto const make = [&] {
     buffers buf;
     buf.weights.resize(static_cast<std::size_t>(block * std::max<index_t>(kv_padded, 1)));
@@ -1174,7 +1143,7 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
     return buf;
   };
   bool const direct = order.empty();
-  detail::scale_divisor<T> const divisor{p.scale};
+  attention_detail::scale_divisor<T> const divisor{p.scale};
   parallel_for_dynamic(p.batch, cost, make, [&](buffers& buf, index_t n) {
     auto& [weights, dweights, qbuf, gbuf, dqbuf, qrows, grows, dqrows, dkrows, dvrows] = buf;
     index_t len[attention_block_max], idx[attention_block_max];
@@ -1204,13 +1173,13 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
         T* dq_rows = copied ? dqbuf.data() : dq.row(b, idx[0]);
         index_t const lddq = copied ? p.d : dq.row_stride;
         auto const dq_row = [&](index_t r) { return copied ? dq_rows + r * lddq : dq.row(b, idx[r]); };
-        auto const [ga, ldg] = detail::attention_gather(g, b, idx, rows, p.dv, direct, gbuf.data());
+        auto const [ga, ldg] = attention_detail::attention_gather(g, b, idx, rows, p.dv, direct, gbuf.data());
         if (width == 0) {
           for (index_t r = 0; r < rows; ++r) std::fill(dq_row(r), dq_row(r) + p.d, T(0));
         } else {
           T* const pw = weights.data();
           T* const dpw = dweights.data();
-          auto const [qa, lda] = detail::attention_gather(p.q, b, idx, rows, p.d, direct, qbuf.data());
+          auto const [qa, lda] = attention_detail::attention_gather(p.q, b, idx, rows, p.d, direct, qbuf.data());
           // The rows of the weights and their gradients, padded to whole vectors.
           index_t const ldw = attention_padded(width);
           if (tiled) {
@@ -1219,15 +1188,15 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
               grows[static_cast<std::size_t>(r)] = ga + r * ldg;
               dqrows[static_cast<std::size_t>(r)] = dq.row(b, idx[r]);
             }
-            detail::attention_backward_scores_tiled(p, qrows.data(), grows.data(), rows, width, len,
+            attention_detail::attention_backward_scores_tiled(p, qrows.data(), grows.data(), rows, width, len,
                                                     keys.data() + b * kv_padded * p.d,
                                                     values.data() + b * kv_padded * p.dv, pw, dpw, ldw);
-            detail::attention_weights_again<T>(pw, ldw, rows, width, len, p.scale, m, inv);
+            attention_detail::attention_weights_again<T>(pw, ldw, rows, width, len, p.scale, m, inv);
           } else {
-            detail::attention_gemm<T>(false, true, rows, width, p.d, qa, lda, p.k.row(b, 0), p.k.row_stride, T(0), pw,
+            attention_detail::attention_gemm<T>(false, true, rows, width, p.d, qa, lda, p.k.row(b, 0), p.k.row_stride, T(0), pw,
                                       ldw);
-            detail::attention_weights_again<T>(pw, ldw, rows, width, len, p.scale, m, inv);
-            detail::attention_gemm<T>(false, true, rows, width, p.dv, ga, ldg, p.v.row(b, 0), p.v.row_stride, T(0),
+            attention_detail::attention_weights_again<T>(pw, ldw, rows, width, len, p.scale, m, inv);
+            attention_detail::attention_gemm<T>(false, true, rows, width, p.dv, ga, ldg, p.v.row(b, 0), p.v.row_stride, T(0),
                                       dpw, ldw);
           }
           for (index_t r = 0; r < rows; ++r) {
@@ -1248,14 +1217,14 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
             std::fill(dr + l, dr + width, T(0));
           }
           if (tiled) {
-            detail::attention_backward_products_tiled(p, b, qa, lda, ga, ldg, rows, width, len, pw, dpw, ldw,
+            attention_detail::attention_backward_products_tiled(p, b, qa, lda, ga, ldg, rows, width, len, pw, dpw, ldw,
                                                       dqrows.data(), dkrows.data(), dvrows.data());
           } else {
-            detail::attention_gemm<T>(false, false, rows, p.d, width, dpw, ldw, p.k.row(b, 0), p.k.row_stride, T(0),
+            attention_detail::attention_gemm<T>(false, false, rows, p.d, width, dpw, ldw, p.k.row(b, 0), p.k.row_stride, T(0),
                                       dq_rows, lddq);
-            detail::attention_gemm<T>(true, false, width, p.d, rows, dpw, ldw, qa, lda, T(1), dk.row(b, 0),
+            attention_detail::attention_gemm<T>(true, false, width, p.d, rows, dpw, ldw, qa, lda, T(1), dk.row(b, 0),
                                       dk.row_stride);
-            detail::attention_gemm<T>(true, false, width, p.dv, rows, pw, ldw, ga, ldg, T(1), dv.row(b, 0),
+            attention_detail::attention_gemm<T>(true, false, width, p.dv, rows, pw, ldw, ga, ldg, T(1), dv.row(b, 0),
                                       dv.row_stride);
           }
         }
@@ -1278,49 +1247,28 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
   });
 }
 
-/// @brief Additive attention's scores without the [batch, queries, kv,
-/// hidden] features: for batch entry b, query row i and key row j,
-///
-///     s_ij = Σ_h w_h · tanh(q_ih + k_jh)
-///
-/// (q and k the projected queries and keys, w the weight of `w_v`).  Keys
-/// past a row's valid length are not computed (their scores are 0: masking
-/// replaces them).  The keys of an entry are transposed once into a
-/// per-thread [hidden, kv] buffer, so the innermost loop runs along the
-/// keys, and nothing is stored but the scores.  The tanh of a sum is
-/// computed from exponentials taken once per query and once per key:
-///
-///     tanh(q + k) = 1 - 2 / (e^{2q} · e^{2k} + 1),
-///
-/// a product, an addition and a division per (i, h, j) instead of a whole
-/// tanh (4.7 times faster forward, 3.4 times backward, measured on one
-/// core); in float it differs from tanh(q + k) by at most 2.1e-7 (measured
-/// over 10 million pairs, |q|, |k| ≤ 20; math::tanh: 7.9e-8).
-/// Where |q| or |k| exceeds additive_exp_bound (the product could overflow)
-/// or is not finite, that (i, h) takes tanh(q + k) itself.
-template <class T>
-struct additive_problem {
-  /// Batch entries.
-  index_t batch = 0;
-  /// Query rows per entry.
-  index_t queries = 0;
-  /// Key rows per entry.
-  index_t kv = 0;
-  /// Hidden features.
-  index_t hidden = 0;
-  /// The projected queries, [batch, queries, hidden].
-  attention_operand<T const> q;
-  /// The projected keys, [batch, kv, hidden].
-  attention_operand<T const> k;
-  /// `w_v`'s weight, [hidden].
-  T const* w = nullptr;
-  /// Row (b, i)'s valid length at `lens[b * queries + i]`, or null: every key.
-  index_t const* lens = nullptr;
-  /// The valid length of query row i of entry b.
-  index_t length(index_t b, index_t i) const noexcept { return lens == nullptr ? kv : lens[b * queries + i]; }
-};
+// Additive scores: Additive attention's scores without the [batch, queries, kv,
+// hidden] features: for batch entry b, query row i and key row j,
+//
+//     s_ij = Σ_h w_h · tanh(q_ih + k_jh)
+//
+// (q and k the projected queries and keys, w the weight of `w_v`).  Keys
+// past a row's valid length are not computed (their scores are 0: masking
+// replaces them).  The keys of an entry are transposed once into a
+// per-thread [hidden, kv] buffer, so the innermost loop runs along the
+// keys, and nothing is stored but the scores.  The tanh of a sum is
+// computed from exponentials taken once per query and once per key:
+//
+//     tanh(q + k) = 1 - 2 / (e^{2q} · e^{2k} + 1),
+//
+// a product, an addition and a division per (i, h, j) instead of a whole
+// tanh (4.7 times faster forward, 3.4 times backward, measured on one
+// core); in float it differs from tanh(q + k) by at most 2.1e-7 (measured
+// over 10 million pairs, |q|, |k| ≤ 20; math::tanh: 7.9e-8).
+// Where |q| or |k| exceeds additive_exp_bound (the product could overflow)
+// or is not finite, that (i, h) takes tanh(q + k) itself.
 
-namespace detail {
+namespace attention_detail {
 
 /// The queries a thread of the additive kernels takes at a time.
 inline constexpr index_t additive_rows = 16;
@@ -1363,22 +1311,22 @@ struct additive_keys {
   }
 };
 
-}  // namespace detail
+}  // namespace attention_detail
 
 /// @brief Additive attention's scores, written dense into @p scores
 /// ([batch, queries, kv], row-major); masked keys' scores are 0.
 template <class T>
 void additive_scores_forward(additive_problem<T> const& p, T* scores) {
   if (p.batch == 0 || p.queries == 0 || p.kv == 0) return;
-  index_t const chunks = (p.queries + detail::additive_rows - 1) / detail::additive_rows;
-  index_t const cost = std::min(detail::additive_rows, p.queries) * p.kv * p.hidden * 8;
+  index_t const chunks = (p.queries + attention_detail::additive_rows - 1) / attention_detail::additive_rows;
+  index_t const cost = std::min(attention_detail::additive_rows, p.queries) * p.kv * p.hidden * 8;
   parallel_for(p.batch * chunks, cost, [&](index_t begin, index_t end) {
-    detail::additive_keys<T> keys(p);
+    attention_detail::additive_keys<T> keys(p);
     index_t loaded = -1;
     for (index_t t = begin; t < end; ++t) {
       index_t const b = t / chunks;
-      index_t const i0 = (t % chunks) * detail::additive_rows;
-      index_t const i1 = std::min(p.queries, i0 + detail::additive_rows);
+      index_t const i0 = (t % chunks) * attention_detail::additive_rows;
+      index_t const i1 = std::min(p.queries, i0 + attention_detail::additive_rows);
       if (b != loaded) {
         keys.load(p, b);
         loaded = b;
@@ -1435,13 +1383,13 @@ void additive_scores_backward(additive_problem<T> const& p, T const* dscores, at
   });
   std::vector<T> dw_parts(static_cast<std::size_t>(p.batch * p.hidden), T(0));
   struct buffers {
-    detail::additive_keys<T> keys;
+    attention_detail::additive_keys<T> keys;
     std::vector<T> dkt;
   };
   parallel_for_dynamic(
       p.batch, p.queries * kv * p.hidden * 12,
       [&] {
-        return buffers{detail::additive_keys<T>(p), std::vector<T>(static_cast<std::size_t>(p.hidden * kv))};
+        return buffers{attention_detail::additive_keys<T>(p), std::vector<T>(static_cast<std::size_t>(p.hidden * kv))};
       },
       [&](buffers& buf, index_t n) {
         index_t const b = order[static_cast<std::size_t>(n)];
@@ -1511,4 +1459,5 @@ void additive_scores_backward(additive_problem<T> const& p, T const* dscores, at
     for (index_t h = 0; h < p.hidden; ++h) dw[h] += dw_parts[static_cast<std::size_t>(b * p.hidden + h)];
 }
 
+}  // namespace DIMTENSOR_CPU_ISA_NAMESPACE
 }  // namespace dimtensor::backends::cpu

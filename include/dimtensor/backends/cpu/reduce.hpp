@@ -17,6 +17,7 @@
 #include <memory>
 #include <type_traits>
 
+#include <dimtensor/backends/cpu/dispatch.hpp>
 #include <dimtensor/backends/cpu/parallel.hpp>
 #include <dimtensor/backends/cpu/storage.hpp>
 #include <dimtensor/config.hpp>
@@ -25,6 +26,7 @@
 namespace dimtensor {
 
 namespace backends::cpu {
+inline namespace DIMTENSOR_CPU_ISA_NAMESPACE {
 
 /// Partial results a contiguous fold keeps: enough for one AVX-512 register
 /// of floats, and the independent chains that hide the add latency.
@@ -202,15 +204,52 @@ void extremum_backward_chunk(index_t begin, index_t end, T const* in, T const* v
   }
 }
 
+/// backend_sum's kernel (the runtime's levels carry it for float and double).
+template <class T, class R>
+void sum_rows(T const* in, R* out, index_t outer, index_t n, index_t inner) {
+  using A = backends::sum_accumulator_t<T>;
+  reduce_rows(
+      in, out, outer, n, inner, A{0}, [](A a, A x) { return a + x; }, [](A a) { return static_cast<R>(a); });
+}
+
+/// backend_mean's kernel.
+template <class T>
+void mean_rows(T const* in, T* out, index_t outer, index_t n, index_t inner) {
+  using A = backends::sum_accumulator_t<T>;
+  A const count = static_cast<A>(n);
+  reduce_rows(
+      in, out, outer, n, inner, A{0}, [](A a, A x) { return a + x; },
+      [count](A a) { return static_cast<T>(a / count); });
+}
+
+/// backend_max's kernel.
+template <class T>
+void max_rows(T const* in, T* out, index_t outer, index_t n, index_t inner) {
+  reduce_rows(
+      in, out, outer, n, inner, backends::lowest_value<T>(), [](T m, T x) { return max_keep_nan(m, x); },
+      [](T m) { return m; });
+}
+
+/// backend_min's kernel.
+template <class T>
+void min_rows(T const* in, T* out, index_t outer, index_t n, index_t inner) {
+  reduce_rows(
+      in, out, outer, n, inner, backends::highest_value<T>(), [](T m, T x) { return min_keep_nan(m, x); },
+      [](T m) { return m; });
+}
+
+}  // namespace DIMTENSOR_CPU_ISA_NAMESPACE
 }  // namespace backends::cpu
 
 /// @brief Sums along the middle dim of the row-major [outer, n, inner] input
 /// @p in into the [outer, inner] output @p out (0 where n is 0).
 template <class T, class R>
 void backend_sum(cpu, T const* in, R* out, index_t outer, index_t n, index_t inner) {
-  using A = backends::sum_accumulator_t<T>;
-  backends::cpu::reduce_rows(
-      in, out, outer, n, inner, A{0}, [](A a, A x) { return a + x; }, [](A a) { return static_cast<R>(a); });
+  if constexpr (backends::cpu::has_level_kernels<T> && std::is_same_v<R, T>) {
+    backends::cpu::kernels<T>().sum(in, out, outer, n, inner);
+  } else {
+    backends::cpu::sum_rows(in, out, outer, n, inner);
+  }
 }
 
 /// @brief Means along the middle dim of [outer, n, inner] (floating point;
@@ -218,29 +257,33 @@ void backend_sum(cpu, T const* in, R* out, index_t outer, index_t n, index_t inn
 template <class T>
 void backend_mean(cpu, T const* in, T* out, index_t outer, index_t n, index_t inner) {
   static_assert(std::is_floating_point_v<T>, "backend_mean: floating-point elements only");
-  using A = backends::sum_accumulator_t<T>;
-  A const count = static_cast<A>(n);
-  backends::cpu::reduce_rows(
-      in, out, outer, n, inner, A{0}, [](A a, A x) { return a + x; },
-      [count](A a) { return static_cast<T>(a / count); });
+  if constexpr (backends::cpu::has_level_kernels<T>) {
+    backends::cpu::kernels<T>().mean(in, out, outer, n, inner);
+  } else {
+    backends::cpu::mean_rows(in, out, outer, n, inner);
+  }
 }
 
 /// @brief Maxima along the middle dim of [outer, n, inner]; n must be > 0.
 /// A NaN along the dim gives NaN.
 template <class T>
 void backend_max(cpu, T const* in, T* out, index_t outer, index_t n, index_t inner) {
-  backends::cpu::reduce_rows(
-      in, out, outer, n, inner, backends::lowest_value<T>(),
-      [](T m, T x) { return backends::cpu::max_keep_nan(m, x); }, [](T m) { return m; });
+  if constexpr (backends::cpu::has_level_kernels<T>) {
+    backends::cpu::kernels<T>().max(in, out, outer, n, inner);
+  } else {
+    backends::cpu::max_rows(in, out, outer, n, inner);
+  }
 }
 
 /// @brief Minima along the middle dim of [outer, n, inner]; n must be > 0.
 /// A NaN along the dim gives NaN.
 template <class T>
 void backend_min(cpu, T const* in, T* out, index_t outer, index_t n, index_t inner) {
-  backends::cpu::reduce_rows(
-      in, out, outer, n, inner, backends::highest_value<T>(),
-      [](T m, T x) { return backends::cpu::min_keep_nan(m, x); }, [](T m) { return m; });
+  if constexpr (backends::cpu::has_level_kernels<T>) {
+    backends::cpu::kernels<T>().min(in, out, outer, n, inner);
+  } else {
+    backends::cpu::min_rows(in, out, outer, n, inner);
+  }
 }
 
 /// @brief Indices of the maxima along the middle dim of [outer, n, inner];

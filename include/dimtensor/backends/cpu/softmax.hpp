@@ -19,9 +19,11 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 #include <vector>
 
+#include <dimtensor/backends/cpu/dispatch.hpp>
 #include <dimtensor/backends/cpu/parallel.hpp>
 #include <dimtensor/backends/cpu/reduce.hpp>
 #include <dimtensor/backends/cpu/storage.hpp>
@@ -31,6 +33,7 @@
 namespace dimtensor {
 
 namespace backends::cpu {
+inline namespace DIMTENSOR_CPU_ISA_NAMESPACE {
 
 /// @brief Calls `f(0) … f(n-1)`, as a vectorized loop when @p Vectorize.
 ///
@@ -290,20 +293,29 @@ void sequence_mask_chunk(index_t begin, index_t end, T const* in, T* out, index_
   }
 }
 
+}  // namespace DIMTENSOR_CPU_ISA_NAMESPACE
 }  // namespace backends::cpu
 
 /// @brief Softmax along the middle dim of the row-major [outer, n, inner]
 /// input @p in, into @p out of the same layout.
 template <class T>
 void backend_softmax(cpu, T const* in, T* out, index_t outer, index_t n, index_t inner) {
-  backends::cpu::softmax_rows<false, void>(in, out, outer, n, inner, nullptr, 1, T(0));
+  if constexpr (backends::cpu::has_level_kernels<T>) {
+    backends::cpu::kernels<T>().softmax(in, out, outer, n, inner);
+  } else {
+    backends::cpu::softmax_rows<false, void>(in, out, outer, n, inner, nullptr, 1, T(0));
+  }
 }
 
 /// @brief log_softmax along the middle dim of [outer, n, inner]:
 /// `x - max - log(sum(exp(x - max)))`.
 template <class T>
 void backend_log_softmax(cpu, T const* in, T* out, index_t outer, index_t n, index_t inner) {
-  backends::cpu::softmax_rows<true, void>(in, out, outer, n, inner, nullptr, 1, T(0));
+  if constexpr (backends::cpu::has_level_kernels<T>) {
+    backends::cpu::kernels<T>().log_softmax(in, out, outer, n, inner);
+  } else {
+    backends::cpu::softmax_rows<true, void>(in, out, outer, n, inner, nullptr, 1, T(0));
+  }
 }
 
 /// @brief Softmax along the middle dim of [outer, n, inner] after replacing
@@ -316,7 +328,13 @@ void backend_log_softmax(cpu, T const* in, T* out, index_t outer, index_t n, ind
 template <class T, class L>
 void backend_masked_softmax(cpu, T const* in, T* out, index_t outer, index_t n, index_t inner, L const* lengths,
                             index_t repeat, T masked_value) {
-  backends::cpu::softmax_rows<false, L>(in, out, outer, n, inner, lengths, repeat, masked_value);
+  if constexpr (backends::cpu::has_level_kernels<T> && std::is_same_v<L, std::int32_t>) {
+    backends::cpu::kernels<T>().masked_softmax_i32(in, out, outer, n, inner, lengths, repeat, masked_value);
+  } else if constexpr (backends::cpu::has_level_kernels<T> && std::is_same_v<L, std::int64_t>) {
+    backends::cpu::kernels<T>().masked_softmax_i64(in, out, outer, n, inner, lengths, repeat, masked_value);
+  } else {
+    backends::cpu::softmax_rows<false, L>(in, out, outer, n, inner, lengths, repeat, masked_value);
+  }
 }
 
 /// @brief The gradient @p dx of softmax's input along the middle dim of
@@ -324,7 +342,11 @@ void backend_masked_softmax(cpu, T const* in, T* out, index_t outer, index_t n, 
 /// `dx = y * (g - sum_D(g * y))`.
 template <class T>
 void backend_softmax_backward(cpu, T const* y, T const* g, T* dx, index_t outer, index_t n, index_t inner) {
-  backends::cpu::softmax_backward_rows<false, void>(y, g, dx, outer, n, inner, nullptr, 1);
+  if constexpr (backends::cpu::has_level_kernels<T>) {
+    backends::cpu::kernels<T>().softmax_backward(y, g, dx, outer, n, inner);
+  } else {
+    backends::cpu::softmax_backward_rows<false, void>(y, g, dx, outer, n, inner, nullptr, 1);
+  }
 }
 
 /// @brief The gradient @p dx of log_softmax's input along the middle dim of
@@ -332,7 +354,11 @@ void backend_softmax_backward(cpu, T const* y, T const* g, T* dx, index_t outer,
 /// `dx = g - exp(y) * sum_D(g)`.
 template <class T>
 void backend_log_softmax_backward(cpu, T const* y, T const* g, T* dx, index_t outer, index_t n, index_t inner) {
-  backends::cpu::softmax_backward_rows<true, void>(y, g, dx, outer, n, inner, nullptr, 1);
+  if constexpr (backends::cpu::has_level_kernels<T>) {
+    backends::cpu::kernels<T>().log_softmax_backward(y, g, dx, outer, n, inner);
+  } else {
+    backends::cpu::softmax_backward_rows<true, void>(y, g, dx, outer, n, inner, nullptr, 1);
+  }
 }
 
 /// @brief The gradient @p dx of the masked softmax's scores: softmax's
@@ -342,7 +368,13 @@ void backend_log_softmax_backward(cpu, T const* y, T const* g, T* dx, index_t ou
 template <class T, class L>
 void backend_masked_softmax_backward(cpu, T const* y, T const* g, T* dx, index_t outer, index_t n, index_t inner,
                                      L const* lengths, index_t repeat) {
-  backends::cpu::softmax_backward_rows<false, L>(y, g, dx, outer, n, inner, lengths, repeat);
+  if constexpr (backends::cpu::has_level_kernels<T> && std::is_same_v<L, std::int32_t>) {
+    backends::cpu::kernels<T>().masked_softmax_backward_i32(y, g, dx, outer, n, inner, lengths, repeat);
+  } else if constexpr (backends::cpu::has_level_kernels<T> && std::is_same_v<L, std::int64_t>) {
+    backends::cpu::kernels<T>().masked_softmax_backward_i64(y, g, dx, outer, n, inner, lengths, repeat);
+  } else {
+    backends::cpu::softmax_backward_rows<false, L>(y, g, dx, outer, n, inner, lengths, repeat);
+  }
 }
 
 /// @brief Copies [outer, n, inner] with the elements at index >= the row's

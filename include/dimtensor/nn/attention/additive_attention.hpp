@@ -164,7 +164,7 @@ class additive_attention
         constexpr std::size_t at_kv = dimtensor::detail::index_of_v<KV, typename decltype(k)::specs>;
         using fused_plan = detail::fused_additive_plan<Queries, KV, Hidden, typename decltype(q)::specs,
                                                        typename decltype(k)::specs>;
-        if constexpr (std::is_same_v<Backend, cpu> && std::is_floating_point_v<T> && fused_plan::ok) {
+        if constexpr (std::is_same_v<Backend, cpu> && backends::cpu::has_level_kernels<T> && fused_plan::ok) {
           // The CPU's fused scores: no [batch…, Queries, KV, Hidden] features (nn/attention/fused.hpp).
           auto const scores = detail::fused_additive_scores<Queries, KV, Hidden>(q, k, w_v.weight, valid_lens...);
           using unfused_t = decltype(dimtensor::eval(

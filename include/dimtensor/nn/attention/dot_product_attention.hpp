@@ -141,7 +141,7 @@ class dot_product_attention
         auto const q = dimtensor::eval(queries);
         using plan = detail::fused_attention_plan<Queries, KV, Feat, typename decltype(q)::specs,
                                                   typename expr_t<K>::specs, typename expr_t<V>::specs>;
-        if constexpr (std::is_same_v<Backend, cpu> && std::is_floating_point_v<T> && plan::ok) {
+        if constexpr (std::is_same_v<Backend, cpu> && backends::cpu::has_level_kernels<T> && plan::ok) {
           if (this->fused_allowed()) {
             return this->template attend_fused<Queries, KV, Feat>(q, dimtensor::eval(keys), dimtensor::eval(values),
                                                                   valid_lens...);

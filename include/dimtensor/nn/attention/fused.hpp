@@ -33,7 +33,8 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <dimtensor/autograd/propagate.hpp>
-#include <dimtensor/backends/cpu/attention.hpp>
+#include <dimtensor/backends/cpu/dispatch.hpp>
+#include <dimtensor/kernel/attention.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/nn/attention/fused_run.hpp>
 #include <dimtensor/ops/contract.hpp>

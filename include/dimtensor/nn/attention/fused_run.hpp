@@ -19,7 +19,8 @@
 #include <dimtensor/autograd/graph.hpp>
 #include <dimtensor/autograd/program.hpp>
 #include <dimtensor/backends/cpu.hpp>
-#include <dimtensor/backends/cpu/attention.hpp>
+#include <dimtensor/backends/cpu/dispatch.hpp>
+#include <dimtensor/kernel/attention.hpp>
 #include <dimtensor/ops/contract.hpp>
 
 namespace dimtensor::nn::detail {
@@ -81,7 +82,7 @@ fused_side<T> fused_dense_features(fused_side<T> s) {
 
 /// The kernel's view of @p s (offsets in @p off).
 template <class P, class T>
-backends::cpu::attention_operand<P> fused_view(fused_side<T> const& s, P* data, std::vector<index_t> const& off) {
+kernel::attention_operand<P> fused_view(fused_side<T> const& s, P* data, std::vector<index_t> const& off) {
   return {data, off.data(), s.layout.str[s.row]};
 }
 
@@ -103,7 +104,7 @@ struct fused_gradient {
   /// Its elements.
   index_t size() const noexcept { return dimtensor::detail::element_count(layout.ext); }
   /// The kernel's view of it (rows along @p s's row dim).
-  backends::cpu::attention_operand<T> view(fused_side<T> const& s) const {
+  kernel::attention_operand<T> view(fused_side<T> const& s) const {
     return {buffer->data(), off.data(), layout.str[s.row]};
   }
   /// Adds it to @p s's gradient, when @p s requires one.
@@ -120,7 +121,7 @@ class fused_attention_node final : public autograd::node {
  public:
   fused_attention_node(fused_side<T> q, fused_side<T> k, fused_side<T> v, std::vector<index_t> lens,
                        std::vector<T> stats, run_layout out, run_positions out_batch, std::size_t out_row,
-                       backends::cpu::attention_problem<T> p)
+                       kernel::attention_problem<T> p)
       : node("scaled_dot_product_attention"),
         q_(std::move(q)),
         k_(std::move(k)),
@@ -148,7 +149,7 @@ class fused_attention_node final : public autograd::node {
     run_layout const gl = dimtensor::detail::dense_layout(out_);
     auto const g_off = fused_offsets(gl, out_batch_);
     fused_gradient<T> dq(q_, false), dk(k_, true), dv(v_, true);  // dk, dv: the kernel adds into them
-    backends::cpu::attention_backward<T>(p_, stats_.data(), stats_.data() + p_.batch * p_.queries,
+    backends::cpu::kernels<T>().attention_backward(p_, stats_.data(), stats_.data() + p_.batch * p_.queries,
                                          {g, g_off.data(), gl.str[out_row_]}, dq.view(q_), dk.view(k_), dv.view(v_));
     dq.hand_to(q_);
     dk.hand_to(k_);
@@ -162,7 +163,7 @@ class fused_attention_node final : public autograd::node {
   run_layout out_;
   run_positions out_batch_;
   std::size_t out_row_;
-  backends::cpu::attention_problem<T> p_;
+  kernel::attention_problem<T> p_;
   std::vector<index_t> off_q_, off_k_, off_v_;
 };
 
@@ -183,7 +184,7 @@ std::shared_ptr<autograd::node> fused_attention_run(fused_side<T> q, fused_side<
   auto const off_k = fused_offsets(k.layout, k.batch);
   auto const off_v = fused_offsets(v.layout, v.batch);
   auto const off_o = fused_offsets(lo, out_batch);
-  backends::cpu::attention_problem<T> p;
+  kernel::attention_problem<T> p;
   p.batch = static_cast<index_t>(off_q.size());
   p.queries = q.layout.ext[q.row];
   p.kv = k.layout.ext[k.row];
@@ -195,7 +196,7 @@ std::shared_ptr<autograd::node> fused_attention_run(fused_side<T> q, fused_side<
   p.lens = lens.empty() ? nullptr : lens.data();
   p.scale = scale;
   std::vector<T> stats(static_cast<std::size_t>(2 * p.batch * p.queries));
-  backends::cpu::attention_forward<T>(p, {out, off_o.data(), lo.str[out_row]}, stats.data(),
+  backends::cpu::kernels<T>().attention_forward(p, {out, off_o.data(), lo.str[out_row]}, stats.data(),
                                       stats.data() + p.batch * p.queries);
   if (!record) return nullptr;
   return std::make_shared<fused_attention_node<T>>(std::move(q), std::move(k), std::move(v), std::move(lens),
@@ -207,7 +208,7 @@ template <class T>
 class fused_additive_node final : public autograd::node {
  public:
   fused_additive_node(fused_side<T> q, fused_side<T> k, fused_side<T> w, std::vector<index_t> lens,
-                      backends::cpu::additive_problem<T> p)
+                      kernel::additive_problem<T> p)
       : node("additive_scores"), q_(std::move(q)), k_(std::move(k)), w_(std::move(w)), lens_(std::move(lens)), p_(p) {
     for (auto const* s : {&q_, &k_, &w_}) {
       if (s->state) inputs.push_back(s->state);
@@ -223,7 +224,7 @@ class fused_additive_node final : public autograd::node {
   void backward(autograd::tensor_state const& out) override {
     T const* const g = static_cast<T const*>(out.grad_data);  // dense [batch…, Queries, KV]
     fused_gradient<T> dq(q_, false), dk(k_, true), dw(w_, false);  // dk: the kernel adds into it
-    backends::cpu::additive_scores_backward<T>(p_, g, dq.view(q_), dk.view(k_), dw.buffer->data());
+    backends::cpu::kernels<T>().additive_scores_backward(p_, g, dq.view(q_), dk.view(k_), dw.buffer->data());
     dq.hand_to(q_);
     dk.hand_to(k_);
     dw.hand_to(w_);
@@ -232,7 +233,7 @@ class fused_additive_node final : public autograd::node {
  private:
   fused_side<T> q_, k_, w_;
   std::vector<index_t> lens_;
-  backends::cpu::additive_problem<T> p_;
+  kernel::additive_problem<T> p_;
   std::vector<index_t> off_q_, off_k_;
 };
 
@@ -249,7 +250,7 @@ std::shared_ptr<autograd::node> fused_additive_run(fused_side<T> q, fused_side<T
   w = fused_dense_features(std::move(w));
   auto const off_q = fused_offsets(q.layout, q.batch);
   auto const off_k = fused_offsets(k.layout, k.batch);
-  backends::cpu::additive_problem<T> p;
+  kernel::additive_problem<T> p;
   p.batch = static_cast<index_t>(off_q.size());
   p.queries = q.layout.ext[q.row];
   p.kv = k.layout.ext[k.row];
@@ -258,7 +259,7 @@ std::shared_ptr<autograd::node> fused_additive_run(fused_side<T> q, fused_side<T
   p.k = fused_view(k, k.data, off_k);
   p.w = w.data;
   p.lens = lens.empty() ? nullptr : lens.data();
-  backends::cpu::additive_scores_forward<T>(p, out);
+  backends::cpu::kernels<T>().additive_scores_forward(p, out);
   if (!record) return nullptr;
   return std::make_shared<fused_additive_node<T>>(std::move(q), std::move(k), std::move(w), std::move(lens), p);
 }

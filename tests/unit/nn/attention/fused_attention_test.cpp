@@ -20,6 +20,7 @@
 #include <tuple>
 #include <vector>
 
+#include <dimtensor/backends/cpu/attention.hpp>
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/nn/attention.hpp>
 
@@ -145,7 +146,7 @@ TEMPLATE_TEST_CASE("fused attention: its matrix products, small ones as loops", 
   bool const ta = GENERATE(false, true);
   bool const tb = GENERATE(false, true);
   T const beta = GENERATE(T(0), T(1));
-  CAPTURE(m, n, k, ta, tb, beta, m * n * k <= cpu::detail::attention_small_product);
+  CAPTURE(m, n, k, ta, tb, beta, m * n * k <= cpu::attention_detail::attention_small_product);
   std::mt19937 gen(static_cast<std::uint32_t>(m * 131 + n * 17 + k));
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
   // Leading dims past the rows' lengths.
@@ -156,7 +157,7 @@ TEMPLATE_TEST_CASE("fused attention: its matrix products, small ones as loops", 
     for (auto& e : *x) e = static_cast<T>(dist(gen));
   }
   std::vector<T> const c0 = c;
-  cpu::detail::attention_gemm<T>(ta, tb, m, n, k, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+  cpu::attention_detail::attention_gemm<T>(ta, tb, m, n, k, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
   double worst = 0.0;
   for (index_t i = 0; i < m; ++i) {
     for (index_t j = 0; j < n; ++j) {
@@ -283,13 +284,13 @@ TEST_CASE("fused attention: operands whose features are strided", "[nn][attentio
 }
 
 TEST_CASE("fused attention: the register tiles (float, values of whole vectors)", "[nn][attention][fused]") {
-  using dt::backends::cpu::detail::attention_tiles_fit;
+  using dt::backends::cpu::attention_detail::attention_tiles_fit;
   CHECK(attention_tiles_fit<float>(16) == (DIMTENSOR_HAS_SIMD == 1));
   CHECK(attention_tiles_fit<float>(80) == (DIMTENSOR_HAS_SIMD == 1));
   CHECK_FALSE(attention_tiles_fit<float>(5));    // BLAS
   CHECK_FALSE(attention_tiles_fit<double>(64));  // BLAS
-  CHECK(dt::backends::cpu::detail::attention_backward_tiles_fit<float>(32, 16) == (DIMTENSOR_HAS_SIMD == 1));
-  CHECK_FALSE(dt::backends::cpu::detail::attention_backward_tiles_fit<float>(7, 16));  // dQ, dK: BLAS
+  CHECK(dt::backends::cpu::attention_detail::attention_backward_tiles_fit<float>(32, 16) == (DIMTENSOR_HAS_SIMD == 1));
+  CHECK_FALSE(dt::backends::cpu::attention_detail::attention_backward_tiles_fit<float>(7, 16));  // dQ, dK: BLAS
   // 600 keys: two runs of the value rows (512 at a time), ten groups of
   // packed keys, the last partial; 100 queries: strips of 6 rows and one of
   // 4; features 7 (forward on the tiles, backward on BLAS) or 32 (both on
@@ -317,8 +318,8 @@ TEST_CASE("fused attention: the register tiles (float, values of whole vectors)"
 }
 
 TEST_CASE("fused attention: long rows go over the keys in chunks, online (float)", "[nn][attention][fused]") {
-  using dt::backends::cpu::detail::attention_chunked;
-  using dt::backends::cpu::detail::attention_key_chunk;
+  using dt::backends::cpu::attention_detail::attention_chunked;
+  using dt::backends::cpu::attention_detail::attention_key_chunk;
   CHECK_FALSE(attention_chunked<float>(2 * attention_key_chunk, 16));
   CHECK(attention_chunked<float>(2 * attention_key_chunk + 1, 16) == (DIMTENSOR_HAS_SIMD == 1));
   CHECK_FALSE(attention_chunked<double>(4 * attention_key_chunk, 16));

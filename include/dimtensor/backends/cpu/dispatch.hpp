@@ -1,0 +1,106 @@
+#pragma once
+/// @file
+/// @brief The CPU backend's hot kernels for the machine they run on:
+/// dimtensor::runtime carries them for three instruction sets (the x86-64
+/// baseline, AVX2 with FMA, AVX-512) and picks one set once, at the first
+/// call, by what the CPU reports, as ATen's CPU capability and OpenBLAS's
+/// DYNAMIC_ARCH do.
+///
+/// What is compiled per level: the reductions along a dim (sum, mean, max,
+/// min), the autograd interpreter's elementwise loops (with exp, tanh and
+/// sigmoid), the fused attention kernels (forward and
+/// backward, and additive attention's scores), the softmax family
+/// (softmax, log_softmax and the masked softmax, forward and backward) and
+/// their vector exponential, for float and double.  Each level is one
+/// file of src/cpu/ that compiles the kernel headers (backends/cpu/simd.hpp,
+/// softmax.hpp, attention.hpp) under `#pragma GCC target` in a namespace of
+/// its own (`DIMTENSOR_CPU_ISA_NAMESPACE`: isa_baseline, isa_avx2,
+/// isa_avx512), so that no function compiled for a wider set can stand in
+/// for a baseline one at link time (the test runtime.isa_objects checks the
+/// objects).  A program built with no flags at all gets the widest level
+/// its CPU runs; one built with -march=native gets the same kernels.
+///
+/// The level can be forced, for tests and comparisons, with the
+/// environment variable `DIMTENSOR_CPU_ISA` = baseline, avx2 or avx512 (a
+/// level the CPU lacks, or another word, is a value_error at the first
+/// kernel call).  `isa_active()` says which level runs.
+
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include <dimtensor/config.hpp>
+#include <dimtensor/kernel/attention.hpp>
+
+namespace dimtensor::backends::cpu {
+
+/// The instruction sets dimtensor::runtime carries kernels for.
+enum class isa_level : int {
+  /// x86-64's baseline (SSE2); on other architectures, the compiler's default.
+  baseline = 0,
+  /// AVX2 with FMA (Intel since Haswell, AMD since Zen).
+  avx2 = 1,
+  /// AVX-512 F, BW, DQ and VL (Intel since Skylake-SP, AMD since Zen 4).
+  avx512 = 2,
+};
+
+/// "baseline", "avx2" or "avx512".
+std::string_view isa_name(isa_level level) noexcept;
+
+/// The widest level this CPU (and its operating system) runs.
+isa_level isa_supported() noexcept;
+
+/// The level whose kernels run: `DIMTENSOR_CPU_ISA` when set, else
+/// isa_supported(); decided once.
+/// @throws value_error when `DIMTENSOR_CPU_ISA` names no level, or one
+/// that this CPU does not run.
+isa_level isa_active();
+
+/// @brief One level's kernels for element type T (float or double): the
+/// sums, means, maxima and minima along a dim (backends/cpu/reduce.hpp), the
+/// softmax family over a row-major [outer, n, inner] along the middle dim
+/// (backends/cpu/softmax.hpp), the autograd interpreter's loops (a step's
+/// value and an operand's gradient over dense buffers of n elements, the
+/// step's autograd::op_code as an int; autograd/program.hpp) and the fused
+/// attention kernels
+/// (backends/cpu/attention.hpp), with those headers' arguments.
+template <class T>
+struct level_kernels {
+  void (*sum)(T const*, T*, index_t, index_t, index_t);
+  void (*mean)(T const*, T*, index_t, index_t, index_t);
+  void (*max)(T const*, T*, index_t, index_t, index_t);
+  void (*min)(T const*, T*, index_t, index_t, index_t);
+  void (*softmax)(T const*, T*, index_t, index_t, index_t);
+  void (*log_softmax)(T const*, T*, index_t, index_t, index_t);
+  void (*masked_softmax_i32)(T const*, T*, index_t, index_t, index_t, std::int32_t const*, index_t, T);
+  void (*masked_softmax_i64)(T const*, T*, index_t, index_t, index_t, std::int64_t const*, index_t, T);
+  void (*softmax_backward)(T const*, T const*, T*, index_t, index_t, index_t);
+  void (*log_softmax_backward)(T const*, T const*, T*, index_t, index_t, index_t);
+  void (*masked_softmax_backward_i32)(T const*, T const*, T*, index_t, index_t, index_t, std::int32_t const*, index_t);
+  void (*masked_softmax_backward_i64)(T const*, T const*, T*, index_t, index_t, index_t, std::int64_t const*, index_t);
+  void (*elementwise_step)(T*, index_t, int, T const*, T const*, T const*);
+  void (*elementwise_derivative)(T*, index_t, int, int, T const*, T const*, T const*);
+  void (*attention_forward)(kernel::attention_problem<T> const&, kernel::attention_operand<T> const&, T*, T*);
+  void (*attention_backward)(kernel::attention_problem<T> const&, T const*, T const*,
+                             kernel::attention_operand<T const> const&, kernel::attention_operand<T> const&,
+                             kernel::attention_operand<T> const&, kernel::attention_operand<T> const&);
+  void (*additive_scores_forward)(kernel::additive_problem<T> const&, T*);
+  void (*additive_scores_backward)(kernel::additive_problem<T> const&, T const*, kernel::attention_operand<T> const&,
+                                   kernel::attention_operand<T> const&, T*);
+};
+
+/// The element types the runtime carries level kernels for.
+template <class T>
+inline constexpr bool has_level_kernels = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+/// The kernels of @p level (defined in src/cpu/kernels_<level>.cpp).
+/// @pre this CPU runs @p level.
+template <isa_level Level, class T>
+level_kernels<T> const& kernels_of() noexcept;
+
+/// The kernels of isa_active() (T float or double).
+/// @throws value_error as isa_active().
+template <class T>
+level_kernels<T> const& kernels();
+
+}  // namespace dimtensor::backends::cpu

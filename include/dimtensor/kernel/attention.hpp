@@ -1,0 +1,80 @@
+#pragma once
+/// @file
+/// @brief The fused attention problems as every backend's kernels read
+/// them: sizes, operands (a base pointer, per-entry offsets and a row
+/// stride) and each query row's valid length.  Dims-free, with no code:
+/// the CPU backend's kernels (backends/cpu/attention.hpp, compiled for each
+/// instruction set the runtime carries) and their callers share them.
+
+#include <dimtensor/config.hpp>
+
+namespace dimtensor::kernel {
+
+/// @brief One operand of the fused attention kernels: entry b's row r,
+/// feature f is `data[batch_offset[b] + r * row_stride + f]`.
+template <class P>
+struct attention_operand {
+  /// The first element.
+  P* data = nullptr;
+  /// Each batch entry's offset from `data`.
+  index_t const* batch_offset = nullptr;
+  /// The distance between consecutive rows.
+  index_t row_stride = 0;
+  /// Row r of batch entry b.
+  P* row(index_t b, index_t r) const noexcept { return data + batch_offset[b] + r * row_stride; }
+};
+
+/// @brief The sizes, inputs and masking of a fused attention problem.
+template <class T>
+struct attention_problem {
+  /// Batch entries.
+  index_t batch = 0;
+  /// Query rows per entry.
+  index_t queries = 0;
+  /// Key (and value) rows per entry.
+  index_t kv = 0;
+  /// Features of the queries and keys.
+  index_t d = 0;
+  /// Features of the values.
+  index_t dv = 0;
+  /// The queries, [batch, queries, d].
+  attention_operand<T const> q;
+  /// The keys, [batch, kv, d].
+  attention_operand<T const> k;
+  /// The values, [batch, kv, dv].
+  attention_operand<T const> v;
+  /// Row (b, i)'s valid length at `lens[b * queries + i]` (in [0, kv]), or
+  /// null: every key is valid.
+  index_t const* lens = nullptr;
+  /// The scores are divided by it (√d).
+  T scale = T(1);
+
+  /// The valid length of query row i of entry b.
+  index_t length(index_t b, index_t i) const noexcept { return lens == nullptr ? kv : lens[b * queries + i]; }
+};
+
+/// @brief The sizes, inputs and masking of additive attention's scores
+/// (backends/cpu/attention.hpp gives the maths).
+template <class T>
+struct additive_problem {
+  /// Batch entries.
+  index_t batch = 0;
+  /// Query rows per entry.
+  index_t queries = 0;
+  /// Key rows per entry.
+  index_t kv = 0;
+  /// Hidden features.
+  index_t hidden = 0;
+  /// The projected queries, [batch, queries, hidden].
+  attention_operand<T const> q;
+  /// The projected keys, [batch, kv, hidden].
+  attention_operand<T const> k;
+  /// `w_v`'s weight, [hidden].
+  T const* w = nullptr;
+  /// Row (b, i)'s valid length at `lens[b * queries + i]`, or null: every key.
+  index_t const* lens = nullptr;
+  /// The valid length of query row i of entry b.
+  index_t length(index_t b, index_t i) const noexcept { return lens == nullptr ? kv : lens[b * queries + i]; }
+};
+
+}  // namespace dimtensor::kernel
