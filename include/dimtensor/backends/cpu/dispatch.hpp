@@ -66,25 +66,43 @@ isa_level isa_active();
 /// (backends/cpu/attention.hpp), with those headers' arguments.
 template <class T>
 struct level_kernels {
+  /// backend_sum along the middle dim of [outer, n, inner].
   void (*sum)(T const*, T*, index_t, index_t, index_t);
+  /// backend_mean.
   void (*mean)(T const*, T*, index_t, index_t, index_t);
+  /// backend_max.
   void (*max)(T const*, T*, index_t, index_t, index_t);
+  /// backend_min.
   void (*min)(T const*, T*, index_t, index_t, index_t);
+  /// backend_softmax.
   void (*softmax)(T const*, T*, index_t, index_t, index_t);
+  /// backend_log_softmax.
   void (*log_softmax)(T const*, T*, index_t, index_t, index_t);
+  /// backend_masked_softmax with int32 lengths.
   void (*masked_softmax_i32)(T const*, T*, index_t, index_t, index_t, std::int32_t const*, index_t, T);
+  /// backend_masked_softmax with int64 lengths.
   void (*masked_softmax_i64)(T const*, T*, index_t, index_t, index_t, std::int64_t const*, index_t, T);
+  /// backend_softmax_backward.
   void (*softmax_backward)(T const*, T const*, T*, index_t, index_t, index_t);
+  /// backend_log_softmax_backward.
   void (*log_softmax_backward)(T const*, T const*, T*, index_t, index_t, index_t);
+  /// backend_masked_softmax_backward with int32 lengths.
   void (*masked_softmax_backward_i32)(T const*, T const*, T*, index_t, index_t, index_t, std::int32_t const*, index_t);
+  /// backend_masked_softmax_backward with int64 lengths.
   void (*masked_softmax_backward_i64)(T const*, T const*, T*, index_t, index_t, index_t, std::int64_t const*, index_t);
+  /// A step's value: (out, n, op code, a, b, c).
   void (*elementwise_step)(T*, index_t, int, T const*, T const*, T const*);
+  /// An operand's gradient: (out, n, op code, operand, g, a, b).
   void (*elementwise_derivative)(T*, index_t, int, int, T const*, T const*, T const*);
+  /// Fused scaled dot-product attention, forward.
   void (*attention_forward)(kernel::attention_problem<T> const&, kernel::attention_operand<T> const&, T*, T*);
+  /// Its backward pass.
   void (*attention_backward)(kernel::attention_problem<T> const&, T const*, T const*,
                              kernel::attention_operand<T const> const&, kernel::attention_operand<T> const&,
                              kernel::attention_operand<T> const&, kernel::attention_operand<T> const&);
+  /// Additive attention's scores, forward.
   void (*additive_scores_forward)(kernel::additive_problem<T> const&, T*);
+  /// Their backward pass.
   void (*additive_scores_backward)(kernel::additive_problem<T> const&, T const*, kernel::attention_operand<T> const&,
                                    kernel::attention_operand<T> const&, T*);
 };
@@ -93,7 +111,7 @@ struct level_kernels {
 template <class T>
 inline constexpr bool has_level_kernels = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
-/// The kernels of @p level (defined in src/cpu/kernels_<level>.cpp).
+/// The kernels of @p Level (defined in src/cpu/kernels_LEVEL.cpp, LEVEL its name).
 /// @pre this CPU runs @p level.
 template <isa_level Level, class T>
 level_kernels<T> const& kernels_of() noexcept;

@@ -42,8 +42,10 @@
 /// Floats in one register of the target.
 #define DIMTENSOR_SIMD_LANES 16
 #elif defined(__AVX__)
+/// Floats in one register of the target.
 #define DIMTENSOR_SIMD_LANES 8
 #else
+/// Floats in one register of the target.
 #define DIMTENSOR_SIMD_LANES 4
 #endif
 #endif
