@@ -1,6 +1,7 @@
 # The include check: every #include <dimtensor/...> in the library's headers
 # points down the layer picture of docs/design.md ("Layers"), never up, never
-# sideways into a sibling module, and no operation names a backend.
+# sideways into a sibling module, and no operation, module, optimizer or
+# dataset (ops/, nn/, optim/, data/) names a backend.
 #
 #   cmake -DINCLUDE_DIR=<repo>/include -P cmake/CheckLayers.cmake
 #
@@ -23,6 +24,7 @@ set(layer_rules
   "3,backends,^dimtensor/backends/(backend|cpu|thrust)\\.hpp$"
   "3,cpu,^dimtensor/backends/cpu/"
   "3,thrust,^dimtensor/backends/thrust/"
+  "3,generic,^dimtensor/backends/generic/"
   "4,autograd,^dimtensor/autograd/(graph|program)\\.hpp$"
   "5,tensor,^dimtensor/tensor/"
   "6,autograd,^dimtensor/autograd/"
@@ -40,6 +42,7 @@ set(allowed_sideways
   "backends>cpu" "backends>thrust"   # the backend umbrellas and the contract
   "cpu>backends" "thrust>backends"
   "thrust>cpu"                       # Thrust's host systems multiply with the CPU's BLAS (thrust/gemm.hpp)
+  "cpu>generic" "thrust>generic"     # a backend's kernels may be the generic ones, from its other kernels
   "optim>nn"                         # an optimizer walks a module's parameters (nn/module.hpp)
   "io>nn"                            # loading and saving walk them too (io/state_dict.hpp)
   "viz>io")                          # plots print values as io/print.hpp does
@@ -94,9 +97,9 @@ foreach(header IN LISTS headers)
     elseif(to_level EQUAL from_level AND NOT to_module STREQUAL from_module
            AND NOT "${from_module}>${to_module}" IN_LIST allowed_sideways)
       set(what "includes ${target} (${to_module}) from ${from_module}, a sibling on layer ${from_level}: points sideways")
-    elseif(from_module STREQUAL "ops" AND target MATCHES "^dimtensor/backends/"
+    elseif(from_module MATCHES "^(ops|nn|optim|data)$" AND target MATCHES "^dimtensor/backends/"
            AND NOT target STREQUAL "dimtensor/backends/backend.hpp")
-      set(what "includes ${target}: an operation names a backend (include dimtensor/backends/backend.hpp)")
+      set(what "includes ${target}: ${from_module} names a backend (include dimtensor/backends/backend.hpp)")
     endif()
     if(what STREQUAL "")
       continue()

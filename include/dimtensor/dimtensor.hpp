@@ -54,6 +54,8 @@
 
 #include <dimtensor/ops/bmm.hpp>
 #include <dimtensor/ops/contract.hpp>
+#include <dimtensor/ops/attention.hpp>
+#include <dimtensor/ops/additive_scores.hpp>
 
 #include <dimtensor/io/print.hpp>
 

@@ -34,9 +34,10 @@
 #include <dimtensor/autograd/program.hpp>
 #include <dimtensor/backends/cpu.hpp>
 #include <dimtensor/config.hpp>
-#include <dimtensor/nn/attention/fused_run.hpp>
 #include <dimtensor/nn/gru.hpp>
 #include <dimtensor/nn/loss.hpp>
+#include <dimtensor/ops/additive_scores.hpp>
+#include <dimtensor/ops/attention.hpp>
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/reduce.hpp>
 
@@ -135,14 +136,14 @@
       std::shared_ptr<autograd::tensor_state>, std::optional<nn::detail::gru_state<T, cpu>> const&,                  \
       std::shared_ptr<autograd::tensor_state>, index_t, bool);                                                       \
   how class nn::detail::gru_final_node<T, cpu>;                                                                      \
-  how std::shared_ptr<autograd::node> nn::detail::fused_attention_run<T>(                                            \
-      nn::detail::fused_side<T>, nn::detail::fused_side<T>, nn::detail::fused_side<T>, std::vector<index_t>, T, T*,  \
+  how std::shared_ptr<autograd::node> detail::attention_run<cpu, T>(                                                 \
+      detail::attention_side<T>, detail::attention_side<T>, detail::attention_side<T>, std::vector<index_t>, T, T*,  \
       detail::run_layout const&, detail::run_positions const&, std::size_t, bool);                                   \
-  how class nn::detail::fused_attention_node<T>;                                                                     \
-  how std::shared_ptr<autograd::node> nn::detail::fused_additive_run<T>(                                             \
-      nn::detail::fused_side<T>, nn::detail::fused_side<T>, nn::detail::fused_side<T>, std::vector<index_t>, T*,     \
+  how class detail::attention_node<cpu, T>;                                                                          \
+  how std::shared_ptr<autograd::node> detail::additive_scores_run<cpu, T>(                                           \
+      detail::attention_side<T>, detail::attention_side<T>, detail::attention_side<T>, std::vector<index_t>, T*,     \
       bool);                                                                                                         \
-  how class nn::detail::fused_additive_node<T>;
+  how class detail::additive_scores_node<cpu, T>;
 /// @endcond
 
 namespace dimtensor {

@@ -19,9 +19,11 @@
 #include <concepts>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 
 #include <dimtensor/backends/cpu.hpp>
 #include <dimtensor/config.hpp>
+#include <dimtensor/kernel/attention.hpp>
 #include <dimtensor/kernel/blas_layout.hpp>
 #include <dimtensor/kernel/evaluator.hpp>
 
@@ -42,8 +44,10 @@ struct contract_index_functor {
 /// @brief The backend contract, checked for element type @p T (labels and
 /// lengths are `std::int64_t`): storage, the memory kernels, the
 /// reductions, the softmax family, the sequence mask, cross-entropy, gather
-/// and index_add, and the batched product.  The shapes are `[outer, n,
-/// inner]` (the dim worked on has extent n) or a rank-2 strided layout.
+/// and index_add, the batched product, and for floating-point @p T scaled
+/// dot-product attention.  The shapes are `[outer, n, inner]` (the dim
+/// worked on has extent n) or a rank-2 strided layout; attention takes
+/// kernel/attention.hpp's problem.
 template <class B, class T = float>
 concept backend =
     requires {
@@ -87,7 +91,19 @@ concept backend =
       { backend_first_out_of_range(b, labels, n, n) } -> std::convertible_to<index_t>;
       // the batched matrix product
       backend_gemm_batched(b, n, n, n, n, operand, operand, result);
-    };
+    } &&
+    // scaled dot-product attention, for floating-point elements
+    // (backends/generic/attention.hpp has it from the kernels above)
+    (!std::is_floating_point_v<T> ||
+     requires(B b, T* out, T const* in, kernel::attention_problem<T> const& attention,
+              kernel::attention_operand<T const> const& rows_in, kernel::attention_operand<T> const& rows) {
+       backend_attention_forward(b, attention, rows, out, out);
+       backend_attention_backward(b, attention, in, in, rows_in, rows, rows, rows);
+     });
+
+/// The backend whose memory is the host's, whatever the default: what is
+/// read from files and corpora is staged there (data/nmt.hpp's arrays).
+using host_backend = cpu;
 
 #if defined(DIMTENSOR_DEFAULT_BACKEND)
 /// The backend of `tensor<T, ...>`, of the factories and of the modules when

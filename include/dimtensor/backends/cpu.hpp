@@ -8,6 +8,7 @@
 #include <dimtensor/backends/cpu/allocator.hpp>
 #include <dimtensor/backends/cpu/assign.hpp>
 #include <dimtensor/backends/cpu/cross_entropy.hpp>
+#include <dimtensor/backends/cpu/fused_attention.hpp>
 #include <dimtensor/backends/cpu/gather.hpp>
 #include <dimtensor/backends/cpu/gemm.hpp>
 #include <dimtensor/backends/cpu/parallel.hpp>

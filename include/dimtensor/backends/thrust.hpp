@@ -7,6 +7,7 @@
 /// it) to make tensors of the Thrust backend: `basic_tensor<thrust_omp, float, Batch, Hidden>`.
 
 #include <dimtensor/backends/thrust/assign.hpp>
+#include <dimtensor/backends/thrust/attention.hpp>
 #include <dimtensor/backends/thrust/cross_entropy.hpp>
 #include <dimtensor/backends/thrust/gather.hpp>
 #include <dimtensor/backends/thrust/gemm.hpp>

@@ -8,8 +8,8 @@
 /// The text functions, the vocabulary and the loader's bookkeeping are
 /// compiled once into the `dimtensor::runtime` library (src/data/nmt.cpp);
 /// this header declares them and adds the few templates that make tensors
-/// of the user's dims.  The arrays are `std::int64_t` tensors on the `cpu`
-/// backend: what `nn::embedding` looks up and what `sequence_mask`,
+/// of the user's dims.  The arrays are `std::int64_t` tensors on `host_backend` (the `cpu`
+/// backend): what `nn::embedding` looks up and what `sequence_mask`,
 /// `masked_softmax` and `masked_softmax_ce_loss` take as valid lengths.
 ///
 /// Differences from d2l, each on purpose:
@@ -40,7 +40,7 @@
 #include <utility>
 #include <vector>
 
-#include <dimtensor/backends/cpu.hpp>
+#include <dimtensor/backends/backend.hpp>
 #include <dimtensor/core/dim.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/ops/random.hpp>
@@ -224,9 +224,9 @@ nmt_index_array index_array_nmt(std::vector<std::vector<std::string>> const& lin
 template <class Batch, class Steps>
 struct nmt_array {
   /// The indices, [Batch, Steps].
-  basic_tensor<cpu, std::int64_t, Batch, Steps> array;
+  basic_tensor<host_backend, std::int64_t, Batch, Steps> array;
   /// The valid length of each row, [Batch], lengths along Steps.
-  basic_lengths<dim_of<Steps>, cpu, std::int64_t, Batch> valid_len;
+  basic_lengths<dim_of<Steps>, host_backend, std::int64_t, Batch> valid_len;
 };
 
 namespace detail {
@@ -236,8 +236,8 @@ template <class Batch, class Steps>
 nmt_array<Batch, Steps> nmt_tensors(nmt_index_array const& a) {
   auto const n = static_cast<index_t>(a.rows());
   auto const steps = static_cast<index_t>(a.num_steps);
-  nmt_array<Batch, Steps> out{basic_tensor<cpu, std::int64_t, Batch, Steps>(uninitialized, {n, steps}),
-                              basic_lengths<dim_of<Steps>, cpu, std::int64_t, Batch>(uninitialized, {n})};
+  nmt_array<Batch, Steps> out{basic_tensor<host_backend, std::int64_t, Batch, Steps>(uninitialized, {n, steps}),
+                              basic_lengths<dim_of<Steps>, host_backend, std::int64_t, Batch>(uninitialized, {n})};
   std::copy(a.values.begin(), a.values.end(), out.array.data());
   std::copy(a.valid_len.begin(), a.valid_len.end(), out.valid_len.data());
   return out;
@@ -345,13 +345,13 @@ class nmt_dataset_base {
 template <class Batch, class Steps, class TgtSteps = Steps>
 struct nmt_batch {
   /// Source indices, [Batch, Steps].
-  basic_tensor<cpu, std::int64_t, Batch, Steps> X;
+  basic_tensor<host_backend, std::int64_t, Batch, Steps> X;
   /// Source valid lengths, [Batch], along Steps.
-  basic_lengths<dim_of<Steps>, cpu, std::int64_t, Batch> X_valid_len;
+  basic_lengths<dim_of<Steps>, host_backend, std::int64_t, Batch> X_valid_len;
   /// Target indices, [Batch, TgtSteps].
-  basic_tensor<cpu, std::int64_t, Batch, TgtSteps> Y;
+  basic_tensor<host_backend, std::int64_t, Batch, TgtSteps> Y;
   /// Target valid lengths, [Batch], along TgtSteps.
-  basic_lengths<dim_of<TgtSteps>, cpu, std::int64_t, Batch> Y_valid_len;
+  basic_lengths<dim_of<TgtSteps>, host_backend, std::int64_t, Batch> Y_valid_len;
 };
 
 template <class Batch, class Steps, class TgtSteps = Steps>
@@ -421,10 +421,10 @@ class nmt_batches {
     auto const rows = static_cast<index_t>(n);
     auto const steps = static_cast<index_t>(dataset_->num_steps());
     nmt_batch<Batch, Steps, TgtSteps> b{
-        basic_tensor<cpu, std::int64_t, Batch, Steps>(uninitialized, {rows, steps}),
-        basic_lengths<dim_of<Steps>, cpu, std::int64_t, Batch>(uninitialized, {rows}),
-        basic_tensor<cpu, std::int64_t, Batch, TgtSteps>(uninitialized, {rows, steps}),
-        basic_lengths<dim_of<TgtSteps>, cpu, std::int64_t, Batch>(uninitialized, {rows})};
+        basic_tensor<host_backend, std::int64_t, Batch, Steps>(uninitialized, {rows, steps}),
+        basic_lengths<dim_of<Steps>, host_backend, std::int64_t, Batch>(uninitialized, {rows}),
+        basic_tensor<host_backend, std::int64_t, Batch, TgtSteps>(uninitialized, {rows, steps}),
+        basic_lengths<dim_of<TgtSteps>, host_backend, std::int64_t, Batch>(uninitialized, {rows})};
     dataset_->gather(std::span<std::size_t const>(order_).subspan(first, n), b.X.data(), b.X_valid_len.data(),
                      b.Y.data(), b.Y_valid_len.data());
     return b;
@@ -468,13 +468,13 @@ class nmt_dataset : public nmt_dataset_base {
 
  public:
   /// [Batch, Steps] indices.
-  using array_type = basic_tensor<cpu, std::int64_t, Batch, Steps>;
+  using array_type = basic_tensor<host_backend, std::int64_t, Batch, Steps>;
   /// [Batch, TgtSteps] indices.
-  using target_array_type = basic_tensor<cpu, std::int64_t, Batch, TgtSteps>;
+  using target_array_type = basic_tensor<host_backend, std::int64_t, Batch, TgtSteps>;
   /// [Batch] valid lengths of the sources, along Steps.
-  using valid_len_type = basic_lengths<dim_of<Steps>, cpu, std::int64_t, Batch>;
+  using valid_len_type = basic_lengths<dim_of<Steps>, host_backend, std::int64_t, Batch>;
   /// [Batch] valid lengths of the targets, along TgtSteps.
-  using target_valid_len_type = basic_lengths<dim_of<TgtSteps>, cpu, std::int64_t, Batch>;
+  using target_valid_len_type = basic_lengths<dim_of<TgtSteps>, host_backend, std::int64_t, Batch>;
 
   /// Reads @p file (`io_error` naming it when it cannot be read) as
   /// @p options say; skipped lines go to `options.warnings`.  `value_error`

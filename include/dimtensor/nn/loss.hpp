@@ -24,8 +24,7 @@
 #include <type_traits>
 
 #include <dimtensor/autograd/propagate.hpp>
-#include <dimtensor/backends/cpu/cross_entropy.hpp>
-#include <dimtensor/backends/cpu/gather.hpp>
+#include <dimtensor/backends/backend.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include <dimtensor/autograd/graph.hpp>
-#include <dimtensor/backends/cpu/reduce.hpp>
+#include <dimtensor/backends/backend.hpp>
 #include <dimtensor/config.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>

@@ -19,11 +19,12 @@
 /// permuted to the queries' order by name, and the weighted sum over KV is
 /// a contraction by name.
 ///
-/// On the CPU backend (float, double) the scores are computed fused,
+/// Where the backend has a kernel for them (the CPU, float and double) the
+/// scores are the operation `additive_attention_scores`,
 /// Σ_h w_v,h · tanh(q_ih + k_jh) without forming the features, forward and
-/// backward (`detail::fused_additive_scores`, backends/cpu/attention.hpp):
-/// the features of B16 · Q256 · K256 · hidden 128 alone are 512 MiB.  Keys
-/// past a row's valid length are skipped there.
+/// backward (ops/additive_scores.hpp): the features of B16 · Q256 · K256 ·
+/// hidden 128 alone are 512 MiB.  Keys past a row's valid length are
+/// skipped there.
 
 #include <cstdint>
 #include <string>
@@ -33,7 +34,7 @@
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/nn/attention/common.hpp>
-#include <dimtensor/nn/attention/fused.hpp>
+#include <dimtensor/ops/additive_scores.hpp>
 #include <dimtensor/nn/dropout.hpp>
 #include <dimtensor/nn/linear.hpp>
 #include <dimtensor/ops/elementwise.hpp>
@@ -162,15 +163,15 @@ class additive_attention
                                                      dimtensor::detail::tags_of<typename decltype(q)::specs>>(W_k(keys));
         constexpr std::size_t after_queries = dimtensor::detail::index_of_v<Queries, typename decltype(q)::specs> + 1;
         constexpr std::size_t at_kv = dimtensor::detail::index_of_v<KV, typename decltype(k)::specs>;
-        using fused_plan = detail::fused_additive_plan<Queries, KV, Hidden, typename decltype(q)::specs,
-                                                       typename decltype(k)::specs>;
-        if constexpr (std::is_same_v<Backend, cpu> && backends::cpu::has_level_kernels<T> && fused_plan::ok) {
-          // The CPU's fused scores: no [batch…, Queries, KV, Hidden] features (nn/attention/fused.hpp).
-          auto const scores = detail::fused_additive_scores<Queries, KV, Hidden>(q, k, w_v.weight, valid_lens...);
-          using unfused_t = decltype(dimtensor::eval(
+        using plan = dimtensor::detail::additive_plan<Queries, KV, Hidden, typename decltype(q)::specs,
+                                                      typename decltype(k)::specs>;
+        if constexpr (plan::ok && has_additive_scores_kernel<Backend, T>) {
+          // The backend's scores kernel: no [batch…, Queries, KV, Hidden] features (ops/additive_scores.hpp).
+          auto const scores = additive_attention_scores<Queries, KV, Hidden>(q, k, w_v.weight, valid_lens...);
+          using composed_t = decltype(dimtensor::eval(
               squeeze<Score>(w_v(tanh(unsqueeze<KV, after_queries>(q) + unsqueeze<Queries, at_kv>(k))))));
-          static_assert(std::is_same_v<std::remove_cvref_t<decltype(scores)>, unfused_t>,
-                        "dimtensor internal: the fused scores' type differs from the unfused path's");
+          static_assert(std::is_same_v<std::remove_cvref_t<decltype(scores)>, composed_t>,
+                        "dimtensor internal: the scores operation's type differs from the composed scores'");
           return this->template attend<KV>(scores, values, valid_lens...);
         } else {
           // Broadcast q over KV and k over Queries: [batch…, Queries, KV, Hidden], lazy until w_v.

@@ -24,8 +24,8 @@
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/ops/attention.hpp>
 #include <dimtensor/ops/contract.hpp>
-#include <dimtensor/nn/attention/fused.hpp>
 #include <dimtensor/nn/module.hpp>
 #include <dimtensor/ops/masked_softmax.hpp>
 #include <dimtensor/tensor/tensor.hpp>
@@ -330,7 +330,7 @@ class weights_store {
 
   /// @brief Keeps, as this thread's weights, the Tensor that @p make
   /// returns, computed when they are first asked for (under the store's
-  /// lock) instead of now: the fused attention path never forms the weights.
+  /// lock) instead of now: the attention operation never forms the weights.
   template <class Tensor, class Make>
   void set_lazy(Make make) {
     auto const describe = [](std::any const& value) {
@@ -418,6 +418,18 @@ class weights_store {
   mutable std::vector<entry> entries_;  // mutable: get() computes lazily kept weights
 };
 
+/// Valid lengths to keep past the call (the lazily kept weights use them):
+/// an expression evaluated, a tensor's handle, `std::nullopt` or a
+/// `std::optional` as they are.
+template <class L>
+auto kept_lengths(L const& lens) {
+  if constexpr (Expression<L>) {
+    return dimtensor::eval(lens);
+  } else {
+    return lens;
+  }
+}
+
 }  // namespace nn::detail
 
 namespace nn {
@@ -467,21 +479,22 @@ class attention_base : public module<Derived> {
     }
   }
 
-  /// @brief Whether the fused attention path may run: the weights'
-  /// dropout is off (eval mode, or p = 0).
-  bool fused_allowed() const noexcept {
+  /// @brief Whether the output may come from the attention operation,
+  /// which never forms the weights: the weights' dropout is off (eval
+  /// mode, or p = 0).
+  bool weights_unused() const noexcept {
     auto const& d = static_cast<Derived const&>(*this).dropout;
     return !d.is_training() || d.p() == 0;
   }
 
-  /// @brief Scaled dot-product attention by the fused kernel (@p q,
-  /// @p k, @p v evaluated; nn/attention/fused.hpp), the weights kept to be
-  /// computed when asked for: the same tensor `attend` keeps (masked
-  /// softmax over KV of the scaled scores), from handles to @p q, @p k and
-  /// the lengths.
+  /// @brief Scaled dot-product attention by the operation
+  /// `scaled_dot_product_attention` (@p q, @p k, @p v evaluated), the
+  /// weights kept to be computed when asked for: the same tensor `attend`
+  /// keeps (masked softmax over KV of the scaled scores), from handles to
+  /// @p q, @p k and the lengths.
   template <class Queries, class KV, class Feat, class Q, class K, class V, class... L>
-  auto attend_fused(Q const& q, K const& k, V const& v, L const&... valid_lens) {
-    auto out = detail::fused_attention<Queries, KV, Feat>(q, k, v, valid_lens...);
+  auto attend_scaled_dot_product(Q const& q, K const& k, V const& v, L const&... valid_lens) {
+    auto out = scaled_dot_product_attention<Queries, KV, Feat>(q, k, v, valid_lens...);
     auto scores_of = [](Q const& qq, K const& kk) {
       index_t const d = qq.template extent<Feat>();
       return contract<Feat>(qq, kk) / static_cast<T>(std::sqrt(static_cast<double>(d)));

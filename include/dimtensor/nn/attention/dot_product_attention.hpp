@@ -25,7 +25,6 @@
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/nn/attention/common.hpp>
-#include <dimtensor/nn/attention/fused.hpp>
 #include <dimtensor/nn/dropout.hpp>
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/elementwise.hpp>
@@ -139,14 +138,11 @@ class dot_product_attention
         detail::check_qkv_extents<Q, K, V, boost::mp11::mp_list<>, boost::mp11::mp_list<Feat>>(module_name, queries,
                                                                                                keys, values);
         auto const q = dimtensor::eval(queries);
-        using plan = detail::fused_attention_plan<Queries, KV, Feat, typename decltype(q)::specs,
-                                                  typename expr_t<K>::specs, typename expr_t<V>::specs>;
-        if constexpr (std::is_same_v<Backend, cpu> && backends::cpu::has_level_kernels<T> && plan::ok) {
-          if (this->fused_allowed()) {
-            return this->template attend_fused<Queries, KV, Feat>(q, dimtensor::eval(keys), dimtensor::eval(values),
-                                                                  valid_lens...);
-          }
+        if (this->weights_unused()) {
+          return this->template attend_scaled_dot_product<Queries, KV, Feat>(q, dimtensor::eval(keys),
+                                                                             dimtensor::eval(values), valid_lens...);
         }
+        // Dropout on the weights: they are formed.
         index_t const d = q.template extent<Feat>();
         // d2l divides by math.sqrt(d): a double, rounded to T, then a division.
         auto const scores = contract<Feat>(q, keys) / static_cast<T>(std::sqrt(static_cast<double>(d)));

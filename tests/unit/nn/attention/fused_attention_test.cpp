@@ -95,23 +95,23 @@ auto unfused(Q const& q, K const& k, V const& v, L const&... lens) {
 }
 
 using plan_3d =
-    dt::nn::detail::fused_attention_plan<Queries, KVPairs, Feat, dt::tensor<float, Batch, Queries, Feat>::specs,
+    dt::detail::attention_plan<Queries, KVPairs, Feat, dt::tensor<float, Batch, Queries, Feat>::specs,
                                          dt::tensor<float, Batch, KVPairs, Feat>::specs,
                                          dt::tensor<float, Batch, KVPairs, ValueFeat>::specs>;
-using plan_heads = dt::nn::detail::fused_attention_plan<Queries, KVPairs, HeadFeat,
+using plan_heads = dt::detail::attention_plan<Queries, KVPairs, HeadFeat,
                                                         dt::tensor<float, Batch, Queries, Heads, HeadFeat>::specs,
                                                         dt::tensor<float, Batch, KVPairs, Heads, HeadFeat>::specs,
                                                         dt::tensor<float, Batch, KVPairs, Heads, HeadFeat>::specs>;
 using plan_keys_feature_first =
-    dt::nn::detail::fused_attention_plan<Queries, KVPairs, Feat, dt::tensor<float, Batch, Queries, Feat>::specs,
+    dt::detail::attention_plan<Queries, KVPairs, Feat, dt::tensor<float, Batch, Queries, Feat>::specs,
                                          dt::tensor<float, Batch, Feat, KVPairs>::specs,
                                          dt::tensor<float, Batch, KVPairs, ValueFeat>::specs>;
 using plan_shared_keys =
-    dt::nn::detail::fused_attention_plan<Queries, KVPairs, Feat, dt::tensor<float, Batch, Queries, Feat>::specs,
+    dt::detail::attention_plan<Queries, KVPairs, Feat, dt::tensor<float, Batch, Queries, Feat>::specs,
                                          dt::tensor<float, KVPairs, Feat>::specs,
                                          dt::tensor<float, KVPairs, ValueFeat>::specs>;
 using plan_two_value_dims =
-    dt::nn::detail::fused_attention_plan<Queries, KVPairs, Feat, dt::tensor<float, Batch, Queries, Feat>::specs,
+    dt::detail::attention_plan<Queries, KVPairs, Feat, dt::tensor<float, Batch, Queries, Feat>::specs,
                                          dt::tensor<float, Batch, KVPairs, Feat>::specs,
                                          dt::tensor<float, Batch, KVPairs, Heads, ValueFeat>::specs>;
 
@@ -432,10 +432,10 @@ DIMTENSOR_DIM(KeyFeat);
 DIMTENSOR_DIM(Hidden);
 
 using additive_plan_3d =
-    dt::nn::detail::fused_additive_plan<Queries, KVPairs, Hidden, dt::tensor<float, Batch, Queries, Hidden>::specs,
+    dt::detail::additive_plan<Queries, KVPairs, Hidden, dt::tensor<float, Batch, Queries, Hidden>::specs,
                                         dt::tensor<float, Batch, KVPairs, Hidden>::specs>;
 using additive_plan_time_first =
-    dt::nn::detail::fused_additive_plan<Queries, KVPairs, Hidden, dt::tensor<float, Queries, Batch, Hidden>::specs,
+    dt::detail::additive_plan<Queries, KVPairs, Hidden, dt::tensor<float, Queries, Batch, Hidden>::specs,
                                         dt::tensor<float, KVPairs, Batch, Hidden>::specs>;
 static_assert(additive_plan_3d::ok);
 static_assert(!additive_plan_time_first::ok);  // the unfused path takes these

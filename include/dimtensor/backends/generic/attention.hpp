@@ -1,0 +1,132 @@
+#pragma once
+/// @file
+/// @brief Scaled dot-product attention's kernels for every backend, from
+/// the kernels of the backend contract: per batch entry, the scores by
+/// `backend_gemm_batched`, scaled by `backend_assign`, the weights by
+/// `backend_masked_softmax` (d2l's masking: scores past a row's valid
+/// length replaced by -1e6) or `backend_softmax`, the output by
+/// `backend_gemm_batched`; the backward pass forms the weights again and
+/// runs `backend_masked_softmax_backward` between four products.
+///
+/// This is Thrust's generic-algorithm idea: a backend that has nothing
+/// better names these in its `backend_attention_forward` and
+/// `backend_attention_backward` (Thrust's host systems and CUDA do; the
+/// CPU's are fused: backends/cpu/attention.hpp).  The problem's batch offsets
+/// and valid lengths are host memory (kernel/attention.hpp); the lengths
+/// are copied into the backend's memory once per call.  The row
+/// statistics the fused kernels keep are not written: the backward pass
+/// here forms the weights again.  Scratch: three [queries, kv] buffers.
+
+#include <array>
+#include <cstdint>
+
+#include <dimtensor/config.hpp>
+#include <dimtensor/kernel/attention.hpp>
+#include <dimtensor/kernel/blas_layout.hpp>
+#include <dimtensor/kernel/evaluator.hpp>
+#include <dimtensor/kernel/math.hpp>
+
+namespace dimtensor::backends::generic {
+
+/// The value d2l's masked_softmax gives the scores past a row's valid length.
+inline constexpr double attention_masked_score = -1e6;
+
+namespace attention_detail {
+
+/// A row-major matrix view of @p rows x ... with row stride @p ld.
+template <class T>
+kernel::strided_matrix<T> rows_of(T* data, index_t ld) {
+  return {data, 0, ld, 1};
+}
+
+/// The transpose of a row-major matrix with row stride @p ld.
+template <class T>
+kernel::strided_matrix<T> columns_of(T* data, index_t ld) {
+  return {data, 0, 1, ld};
+}
+
+/// @brief The weights of entry @p b (rows x kv, dense, into @p w) from the
+/// scores it forms in @p s: s = q kᵀ / scale, then the (masked) softmax.
+template <class B, class T>
+void entry_weights(kernel::attention_problem<T> const& p, index_t b, index_t const* lens, T* s, T* w) {
+  backend_gemm_batched(B{}, 1, p.queries, p.kv, p.d, rows_of(p.q.row(b, 0), p.q.row_stride),
+                       columns_of(p.k.row(b, 0), p.k.row_stride), rows_of(s, p.kv));
+  using dense = dimtensor::detail::strided_evaluator<T, 1>;
+  using scaled = dimtensor::detail::map_evaluator<fn::divides, dense, dimtensor::detail::scalar_evaluator<T>>;
+  backend_assign(B{}, s, std::array<index_t, 1>{p.queries * p.kv},
+                 scaled{fn::divides{}, {dense{s, s, {1}, true}, dimtensor::detail::scalar_evaluator<T>{p.scale}}});
+  if (lens != nullptr) {
+    backend_masked_softmax(B{}, static_cast<T const*>(s), w, p.queries, p.kv, index_t{1}, lens + b * p.queries,
+                           index_t{1}, static_cast<T>(attention_masked_score));
+  } else {
+    backend_softmax(B{}, static_cast<T const*>(s), w, p.queries, p.kv, index_t{1});
+  }
+}
+
+}  // namespace attention_detail
+
+/// @brief The forward pass: output rows @p o ([batch, queries, dv]) from
+/// the problem @p p.  @p row_max and @p row_inv are not written.
+template <class B, class T>
+void attention_forward(kernel::attention_problem<T> const& p, kernel::attention_operand<T> const& o, T*, T*) {
+  if (p.batch == 0 || p.queries == 0 || p.dv == 0) return;
+  using storage_t = typename B::template storage<T>;
+  index_t const n = p.queries * p.kv;
+  storage_t s(n), w(n);
+  typename B::template storage<index_t> lens(p.lens == nullptr ? index_t{0} : p.batch * p.queries);
+  if (p.lens != nullptr) backend_copy_from_host(B{}, lens.data(), p.lens, p.batch * p.queries);
+  index_t const* const l = p.lens == nullptr ? nullptr : lens.data();
+  for (index_t b = 0; b < p.batch; ++b) {
+    attention_detail::entry_weights<B>(p, b, l, s.data(), w.data());
+    backend_gemm_batched(B{}, 1, p.queries, p.dv, p.kv, attention_detail::rows_of(static_cast<T const*>(w.data()), p.kv),
+                         attention_detail::rows_of(p.v.row(b, 0), p.v.row_stride),
+                         attention_detail::rows_of(o.row(b, 0), o.row_stride));
+  }
+}
+
+/// @brief The backward pass: the gradients @p dq, @p dk and @p dv of the
+/// queries, keys and values from the output's gradient @p dout.  Each
+/// entry's rows of the three are written (not added to).
+template <class B, class T>
+void attention_backward(kernel::attention_problem<T> const& p, T const*, T const*,
+                        kernel::attention_operand<T const> const& dout, kernel::attention_operand<T> const& dq,
+                        kernel::attention_operand<T> const& dk, kernel::attention_operand<T> const& dv) {
+  if (p.batch == 0 || p.queries == 0 || p.kv == 0) return;
+  using storage_t = typename B::template storage<T>;
+  index_t const n = p.queries * p.kv;
+  storage_t s(n), w(n), ds(n);
+  typename B::template storage<index_t> lens(p.lens == nullptr ? index_t{0} : p.batch * p.queries);
+  if (p.lens != nullptr) backend_copy_from_host(B{}, lens.data(), p.lens, p.batch * p.queries);
+  index_t const* const l = p.lens == nullptr ? nullptr : lens.data();
+  using attention_detail::columns_of;
+  using attention_detail::rows_of;
+  T const* const wc = w.data();
+  for (index_t b = 0; b < p.batch; ++b) {
+    attention_detail::entry_weights<B>(p, b, l, s.data(), w.data());
+    // dv = wᵀ dout; dw (into s) = dout vᵀ.
+    backend_gemm_batched(B{}, 1, p.kv, p.dv, p.queries, columns_of(wc, p.kv), rows_of(dout.row(b, 0), dout.row_stride),
+                         rows_of(dv.row(b, 0), dv.row_stride));
+    backend_gemm_batched(B{}, 1, p.queries, p.kv, p.dv, rows_of(dout.row(b, 0), dout.row_stride),
+                         columns_of(p.v.row(b, 0), p.v.row_stride), rows_of(s.data(), p.kv));
+    // ds = the softmax's backward (0 past the lengths), then / scale.
+    if (l != nullptr) {
+      backend_masked_softmax_backward(B{}, wc, static_cast<T const*>(s.data()), ds.data(), p.queries, p.kv,
+                                      index_t{1}, l + b * p.queries, index_t{1});
+    } else {
+      backend_softmax_backward(B{}, wc, static_cast<T const*>(s.data()), ds.data(), p.queries, p.kv, index_t{1});
+    }
+    using dense = dimtensor::detail::strided_evaluator<T, 1>;
+    using scaled = dimtensor::detail::map_evaluator<fn::divides, dense, dimtensor::detail::scalar_evaluator<T>>;
+    T* const d = ds.data();
+    backend_assign(B{}, d, std::array<index_t, 1>{n},
+                   scaled{fn::divides{}, {dense{d, d, {1}, true}, dimtensor::detail::scalar_evaluator<T>{p.scale}}});
+    T const* const dsc = ds.data();
+    // dq = ds k; dk = dsᵀ q.
+    backend_gemm_batched(B{}, 1, p.queries, p.d, p.kv, rows_of(dsc, p.kv), rows_of(p.k.row(b, 0), p.k.row_stride),
+                         rows_of(dq.row(b, 0), dq.row_stride));
+    backend_gemm_batched(B{}, 1, p.kv, p.d, p.queries, columns_of(dsc, p.kv), rows_of(p.q.row(b, 0), p.q.row_stride),
+                         rows_of(dk.row(b, 0), dk.row_stride));
+  }
+}
+
+}  // namespace dimtensor::backends::generic
