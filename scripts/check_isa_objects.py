@@ -12,6 +12,12 @@ second definition), so only weak ones are read.
 
     check_isa_objects.py --nm NM --objdump OBJDUMP OBJECT...
 
+The other way round, each family of the level's kernels (the reductions'
+reduce_chunk, the softmax's softmax_chunk, the interpreter's dense_pass,
+attention_*) must have a function in the level's namespace that does hold
+wider instructions: a kernel header included before the level's pragmas
+would be baseline code under the level's name.
+
 Objects whose file name has no kernels_avx2 or kernels_avx512 are skipped.
 Prints what it read; exits 1 naming each offending function.
 """
@@ -22,6 +28,7 @@ import sys
 
 LEVELS = {"kernels_avx2": "isa_avx2", "kernels_avx512": "isa_avx512"}
 WIDE = re.compile(r"%[yz]mm\d|%k[0-7]\b")
+FAMILIES = ("reduce_chunk", "softmax_chunk", "dense_pass", "attention_")
 
 
 def weak_functions(nm, obj):
@@ -74,6 +81,13 @@ def main():
         print(f"{obj}: {in_level} functions in {level}, {len(shared)} shared weak functions, "
               f"{len(wide_ones)} of them with wider instructions")
         bad += [(obj, name) for name in wide_ones]
+        in_level_names = [n for n in funcs if level in n]
+        demangled = subprocess.run(["c++filt"], input="\n".join(in_level_names), capture_output=True,
+                                   text=True).stdout.splitlines()
+        for family in FAMILIES:
+            own = [n for n, d in zip(in_level_names, demangled) if family in d]
+            if not any(any(wide(i) for i in funcs[n]) for n in own):
+                bad.append((obj, f"(no function of the family {family} in {level} holds wider instructions)"))
         if in_level == 0:
             bad.append((obj, f"(no function in namespace {level}: the level's kernels are missing)"))
     if read == 0:

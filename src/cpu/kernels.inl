@@ -8,7 +8,8 @@
 // for the level's instruction set.
 //
 // Everything that is not a kernel of the level is included first, outside
-// the pragmas, so that it is compiled for the baseline: the standard
+// the pragmas (and the autograd interpreter's header after the kernel
+// headers), so that it is compiled for the baseline: the standard
 // library's and the shared headers' inline functions, which the linker
 // may pick from any object, never hold wider instructions (the test
 // runtime.isa_objects checks it).  The kernel headers, included between
@@ -33,7 +34,6 @@
 #include <utility>
 #include <vector>
 
-#include <dimtensor/autograd/program.hpp>
 #include <dimtensor/backends/cpu/allocator.hpp>
 #include <dimtensor/backends/cpu/blas.hpp>
 #include <dimtensor/backends/cpu/dispatch.hpp>
@@ -47,6 +47,13 @@
 #include <dimtensor/kernel/math.hpp>
 #include <dimtensor/kernel/reduce_identity.hpp>
 
+// None of the kernel headers may have come in above: its code would be the
+// baseline's under the level's name.
+#if defined(DIMTENSOR_BACKENDS_CPU_ATTENTION_HPP) || defined(DIMTENSOR_BACKENDS_CPU_REDUCE_HPP) || \
+    defined(DIMTENSOR_BACKENDS_CPU_SIMD_HPP) || defined(DIMTENSOR_BACKENDS_CPU_SOFTMAX_HPP)
+#error "src/cpu/kernels.inl: a CPU kernel header was included before the level's target pragma"
+#endif
+
 #if defined(DIMTENSOR_CPU_ISA_PUSH)
 DIMTENSOR_CPU_ISA_PUSH
 #endif
@@ -55,6 +62,19 @@ DIMTENSOR_CPU_ISA_PUSH
 #include <dimtensor/backends/cpu/reduce.hpp>
 #include <dimtensor/backends/cpu/simd.hpp>
 #include <dimtensor/backends/cpu/softmax.hpp>
+
+#if defined(DIMTENSOR_CPU_ISA_POP)
+DIMTENSOR_CPU_ISA_POP
+#endif
+
+// The autograd interpreter's function objects, for its loops below: after
+// the kernel headers (it includes the whole CPU backend, softmax.hpp and
+// reduce.hpp among them, which must first be included under the pragmas).
+#include <dimtensor/autograd/program.hpp>
+
+#if defined(DIMTENSOR_CPU_ISA_PUSH)
+DIMTENSOR_CPU_ISA_PUSH
+#endif
 
 namespace dimtensor::backends::cpu {
 inline namespace DIMTENSOR_CPU_ISA_NAMESPACE {

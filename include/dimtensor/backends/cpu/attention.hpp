@@ -60,6 +60,9 @@
 /// zeroed first, which is what the BLAS calls spent a fifth of their time
 /// on at these sizes (k = 64).
 
+/// Defined once the header is included (src/cpu/kernels.inl checks the order).
+#define DIMTENSOR_BACKENDS_CPU_ATTENTION_HPP 1
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>

@@ -12,6 +12,9 @@
 /// the loop runs over `inner`, which is contiguous and vectorizes as is.
 /// Threads split the outer rows.
 
+/// Defined once the header is included (src/cpu/kernels.inl checks the order).
+#define DIMTENSOR_BACKENDS_CPU_REDUCE_HPP 1
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>

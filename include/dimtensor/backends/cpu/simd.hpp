@@ -22,6 +22,9 @@
 /// under nvcc, nor a compiler without them); kernels keep a plain loop for
 /// the other case.
 
+/// Defined once the header is included (src/cpu/kernels.inl checks the order).
+#define DIMTENSOR_BACKENDS_CPU_SIMD_HPP 1
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>

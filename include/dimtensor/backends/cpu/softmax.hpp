@@ -17,6 +17,9 @@
 /// i.e. one length per `repeat` consecutive rows — how a valid_lens tensor
 /// whose dims lead the dims without the masked one broadcasts over the rest.
 
+/// Defined once the header is included (src/cpu/kernels.inl checks the order).
+#define DIMTENSOR_BACKENDS_CPU_SOFTMAX_HPP 1
+
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
