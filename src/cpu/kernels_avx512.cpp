@@ -1,7 +1,8 @@
 // The CPU kernels for AVX-512 (F, BW, DQ, VL) (src/cpu/kernels.inl), on x86-64 with GCC or
 // Clang; elsewhere this level is the baseline's table, which
-// isa_supported() never passes over.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// isa_supported() never passes over, as it is in a build configured with
+// DIMTENSOR_CPU_LEVELS=OFF (DIMTENSOR_CPU_BASELINE_ONLY).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(DIMTENSOR_CPU_BASELINE_ONLY)
 #define DIMTENSOR_CPU_ISA_NAMESPACE isa_avx512
 #define DIMTENSOR_SIMD_LANES 16
 #define DIMTENSOR_CPU_ISA_LEVEL avx512
