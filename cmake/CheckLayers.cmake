@@ -19,7 +19,7 @@ endif()
 # The first matching rule of the list gives a header its level and module.
 set(layer_rules
   "0,config,^dimtensor/(config|version)\\.hpp$"
-  "1,core,^dimtensor/core/(dim|dims|shape|broadcast|diagnostic|error|concepts|convert)\\.hpp$"
+  "1,core,^dimtensor/core/(dim|dims|shape|broadcast|diagnostic|error|concepts|convert|checked)\\.hpp$"
   "2,kernel,^dimtensor/kernel/"
   "3,backends,^dimtensor/backends/(backend|cpu|thrust)\\.hpp$"
   "3,cpu,^dimtensor/backends/cpu/"

@@ -17,5 +17,5 @@ using T = double;
 tensor<T, Batch, Feat> in{{1, 2, 3}, {4, 5, 6}};
 in.requires_grad_();
 tensor<T, Batch, Feat> out(uninitialized, in.extents());
-detail::split_extents const s = detail::split_around<1>(in.extents());
+kernel::lines const s = kernel::lines_along<1>(in.extents());
 backend_softmax(Backend{}, in.data(), out.data(), s.outer, s.n, s.inner);

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include <dimtensor/autograd/program.hpp>
+#include <dimtensor/autograd/rules/line.hpp>
 #include <dimtensor/backends/cpu.hpp>
 #include <dimtensor/config.hpp>
 #include <dimtensor/nn/gru.hpp>
@@ -126,7 +127,7 @@
       std::string_view, detail::contract_side<T>, detail::contract_side<T>, T*, detail::run_layout const&,           \
       detail::run_positions const&, detail::run_positions const&, detail::run_positions const&, bool);               \
   how class detail::contract_node<cpu, T>;                                                                           \
-  how class detail::line_node<cpu, T>;                                                                               \
+  how class autograd::line_node<cpu, T>;                                                                             \
   how nn::detail::gru_saved<T, cpu> nn::detail::gru_layer_pass<T, cpu>(                                              \
       nn::detail::gru_weights<T, cpu> const&, nn::detail::gru_input<T, cpu> const&,                                  \
       std::optional<nn::detail::gru_state<T, cpu>> const&, index_t);                                                 \

@@ -26,12 +26,16 @@
 #include <utility>
 #include <vector>
 
+#include <boost/mp11/algorithm.hpp>
+#include <boost/mp11/list.hpp>
+
 #include <dimtensor/autograd/graph.hpp>
 #include <dimtensor/backends/backend.hpp>
 #include <dimtensor/backends/cpu/dispatch.hpp>
 #include <dimtensor/config.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/kernel/evaluator.hpp>
 #include <dimtensor/kernel/math.hpp>
 
@@ -52,260 +56,119 @@ using padded_extents = std::array<index_t, max_program_rank>;
 /// Per padded position, whether a leaf was broadcast over it.
 using broadcast_mask = std::array<bool, max_program_rank>;
 
-/// @name Local derivatives
-/// Each gives an operand's gradient from the result's gradient g and the
-/// operands' values, as PyTorch's derivatives do.
-/// @{
-namespace fn_grad {
-
-/// -g a / (b b): the quotient's gradient for its divisor.
-struct divisor {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a, T b) const { return -g * a / (b * b); }
-};
-/// g (1 - tanh(a)^2).
-struct tanh {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const {
-    T const t = fn::tanh{}(a);
-    return g * (T(1) - t * t);
-  }
-};
-/// g (1 - s) s with s = sigmoid(a).
-struct sigmoid {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const {
-    T const s = fn::sigmoid{}(a);
-    return g * (T(1) - s) * s;
-  }
-};
-/// g e^a.
-struct exp {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return g * fn::exp{}(a); }
-};
-/// g / (2 sqrt(a)).
-struct sqrt {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return g / (T(2) * fn::sqrt{}(a)); }
-};
-/// g cos(a).
-struct sin {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return g * fn::cos{}(a); }
-};
-/// g (-sin(a)).
-struct cos {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return g * -fn::sin{}(a); }
-};
-/// g sgn(a).
-struct abs {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const {
-    return g * static_cast<T>((T(0) < a) - (a < T(0)));
-  }
-};
-/// g where a > 0, else 0.
-struct relu {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return a > T(0) ? g : T(0); }
-};
-/// g 2 a.
-struct square {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return g * (T(2) * a); }
-};
-/// g b a^(b-1) (0 where b is 0).
-struct pow_base {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a, T b) const {
-    return b == T(0) ? T(0) : g * (b * fn::pow{}(a, static_cast<T>(b - T(1))));
-  }
-};
-/// g a^b log(a) (0 where a is 0 and b >= 0).
-struct pow_exponent {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a, T b) const {
-    return (a == T(0) && b >= T(0)) ? T(0) : g * (fn::pow{}(a, b) * fn::log{}(a));
-  }
-};
-
-}  // namespace fn_grad
-/// @}
-
-/// The functions a recorded program knows.  `identity` is a cast to the
-/// result's own element type (a cast from another type reads its operand
-/// through the leaf's conversion); `no_rule` is a function without a
-/// gradient.
+/// @brief The code of a step: a leaf, a cast to the result's own type
+/// (`identity`: the gradient passes), a function without a gradient
+/// (`no_rule`), or a function of `call::recorded_functions`, whose code is
+/// `first_function` plus its place in that list.
 enum class op_code : std::uint8_t {
-  leaf,        ///< a leaf (tensor or scalar), no function
-  plus,        ///< a + b
-  minus,       ///< a - b
-  multiplies,  ///< a b
-  divides,     ///< a / b
-  negate,      ///< -a
-  log,         ///< log a
-  exp,         ///< e^a
-  tanh,        ///< tanh a
-  sigmoid,     ///< sigmoid a
-  sqrt,        ///< sqrt a
-  sin,         ///< sin a
-  cos,         ///< cos a
-  abs,         ///< |a|
-  relu,        ///< max(a, 0)
-  square,      ///< a²
-  pow,         ///< a^b
-  maximum,     ///< max(a, b)
-  minimum,     ///< min(a, b)
-  select,      ///< c ? a : b
-  identity,    ///< a cast to the result's element type
-  no_rule      ///< a function without a gradient
+  leaf,           ///< a leaf (tensor or scalar), no function
+  identity,       ///< a cast to the result's element type
+  no_rule,        ///< a function without a gradient
+  first_function  ///< the first of call::recorded_functions
 };
-
-/// The code of a function object (`no_rule` for those without a gradient).
-template <class Op>
-inline constexpr op_code code_of = op_code::no_rule;
-/// @cond
-template <>
-inline constexpr op_code code_of<fn::plus> = op_code::plus;
-template <>
-inline constexpr op_code code_of<fn::minus> = op_code::minus;
-template <>
-inline constexpr op_code code_of<fn::multiplies> = op_code::multiplies;
-template <>
-inline constexpr op_code code_of<fn::divides> = op_code::divides;
-template <>
-inline constexpr op_code code_of<fn::negate> = op_code::negate;
-template <>
-inline constexpr op_code code_of<fn::log> = op_code::log;
-template <>
-inline constexpr op_code code_of<fn::exp> = op_code::exp;
-template <>
-inline constexpr op_code code_of<fn::tanh> = op_code::tanh;
-template <>
-inline constexpr op_code code_of<fn::sigmoid> = op_code::sigmoid;
-template <>
-inline constexpr op_code code_of<fn::sqrt> = op_code::sqrt;
-template <>
-inline constexpr op_code code_of<fn::sin> = op_code::sin;
-template <>
-inline constexpr op_code code_of<fn::cos> = op_code::cos;
-template <>
-inline constexpr op_code code_of<fn::abs> = op_code::abs;
-template <>
-inline constexpr op_code code_of<fn::relu> = op_code::relu;
-template <>
-inline constexpr op_code code_of<fn::square> = op_code::square;
-template <>
-inline constexpr op_code code_of<fn::pow> = op_code::pow;
-template <>
-inline constexpr op_code code_of<fn::maximum> = op_code::maximum;
-template <>
-inline constexpr op_code code_of<fn::minimum> = op_code::minimum;
-template <>
-inline constexpr op_code code_of<fn::select> = op_code::select;
-template <class To>
-inline constexpr op_code code_of<fn::cast<To>> = op_code::identity;
-/// @endcond
 
 namespace detail {
 
-/// The value of one step from its operands' values (a select's condition
-/// is read as nonzero).
+/// The number of functions a recorded program knows.
+inline constexpr std::size_t function_count = boost::mp11::mp_size<call::recorded_functions>::value;
+static_assert(static_cast<std::size_t>(op_code::first_function) + function_count <= 256,
+              "op_code holds the codes of the recorded functions in one byte");
+
+/// The code of the function @p I of `call::recorded_functions`.
+template <std::size_t I>
+inline constexpr op_code function_code = static_cast<op_code>(static_cast<std::size_t>(op_code::first_function) + I);
+
+/// The number of operands of a function object of `call::recorded_functions`.
+template <class F>
+inline constexpr int arity_of = std::is_invocable_v<F, double>           ? 1
+                                : std::is_invocable_v<F, double, double> ? 2
+                                                                         : 3;
+
+/// The function F's value from the operands a, b, c (a `where`'s condition,
+/// in a, is tested against 0).
+template <class F, class T>
+DIMTENSOR_HOST_DEVICE T apply_function(T a, T b, T c) {
+  if constexpr (arity_of<F> == 1)
+    return F{}(a);
+  else if constexpr (arity_of<F> == 2)
+    return F{}(a, b);
+  else
+    return F{}(a, b, c);
+}
+
+/// The gradient of F's operand @p which.
+template <class F, class T>
+DIMTENSOR_HOST_DEVICE T apply_gradient(int which, T g, T a, T b) {
+  if (which == 0) return F::template gradient<0>(g, a, b);
+  if constexpr (arity_of<F> >= 2) {
+    if (which == 1) return F::template gradient<1>(g, a, b);
+  }
+  if constexpr (arity_of<F> >= 3) return F::template gradient<2>(g, a, b);
+  return g;
+}
+
+template <class T, std::size_t... I>
+DIMTENSOR_HOST_DEVICE T value_by_code(std::index_sequence<I...>, op_code op, T a, T b, T c) {
+  T r = a;
+  (void)((op == function_code<I> &&
+          (r = apply_function<boost::mp11::mp_at_c<call::recorded_functions, I>>(a, b, c), true)) ||
+         ...);
+  return r;
+}
+
+template <class T, std::size_t... I>
+DIMTENSOR_HOST_DEVICE T gradient_by_code(std::index_sequence<I...>, op_code op, int which, T g, T a, T b) {
+  T r = g;
+  (void)((op == function_code<I> &&
+          (r = apply_gradient<boost::mp11::mp_at_c<call::recorded_functions, I>>(which, g, a, b), true)) ||
+         ...);
+  return r;
+}
+
+}  // namespace detail
+
+/// The code of a function object (`no_rule` for those without a gradient).
+template <class Op>
+inline constexpr op_code code_of =
+    boost::mp11::mp_find<call::recorded_functions, Op>::value < detail::function_count
+        ? detail::function_code<boost::mp11::mp_find<call::recorded_functions, Op>::value>
+        : op_code::no_rule;
+/// @cond
+template <class To>
+inline constexpr op_code code_of<call::cast<To>> = op_code::identity;
+/// @endcond
+
+/// @brief What the gradient of operand @p which of a step of code @p op
+/// reads (`call::reads`); a leaf's, a cast's or a function's without a
+/// gradient: `passes`.
+inline call::reads gradient_reads(op_code op, int which) {
+  std::size_t const i = static_cast<std::size_t>(op) - static_cast<std::size_t>(op_code::first_function);
+  if (op < op_code::first_function || i >= detail::function_count) return call::reads::passes;
+  return boost::mp11::mp_with_index<detail::function_count>(
+      i, [&](auto I) { return boost::mp11::mp_at_c<call::recorded_functions, I>::gradient_reads(which); });
+}
+
+namespace detail {
+
+/// The value of one step from its operands' values (a `where`'s condition
+/// is read as nonzero); a cast to the result's type is its operand.
 template <class T>
 struct step_value {
   op_code op;
   DIMTENSOR_HOST_DEVICE T operator()(T a, T b, T c) const {
-    switch (op) {
-      case op_code::plus: return fn::plus{}(a, b);
-      case op_code::minus: return fn::minus{}(a, b);
-      case op_code::multiplies: return fn::multiplies{}(a, b);
-      case op_code::divides: return fn::divides{}(a, b);
-      case op_code::negate: return fn::negate{}(a);
-      case op_code::log: return fn::log{}(a);
-      case op_code::exp: return fn::exp{}(a);
-      case op_code::tanh: return fn::tanh{}(a);
-      case op_code::sigmoid: return fn::sigmoid{}(a);
-      case op_code::sqrt: return fn::sqrt{}(a);
-      case op_code::sin: return fn::sin{}(a);
-      case op_code::cos: return fn::cos{}(a);
-      case op_code::abs: return fn::abs{}(a);
-      case op_code::relu: return fn::relu{}(a);
-      case op_code::square: return fn::square{}(a);
-      case op_code::pow: return fn::pow{}(a, b);
-      case op_code::maximum: return fn::maximum{}(a, b);
-      case op_code::minimum: return fn::minimum{}(a, b);
-      case op_code::select: return a != T(0) ? b : c;
-      default: return a;
-    }
+    return value_by_code(std::make_index_sequence<function_count>{}, op, a, b, c);
   }
 };
 
 /// The gradient of operand @p which of one step, from the result's
-/// gradient g and the operands' values a and b (a select's condition in a).
+/// gradient g and the operands' values a and b (a `where`'s condition in a).
 template <class T>
 struct step_derivative {
   op_code op;
   int which;
   DIMTENSOR_HOST_DEVICE T operator()(T g, T a, T b) const {
-    switch (op) {
-      case op_code::minus:
-      case op_code::negate: return fn::negate{}(g);
-      case op_code::multiplies: return g * (which == 0 ? b : a);
-      case op_code::divides: return which == 0 ? g / b : fn_grad::divisor{}(g, a, b);
-      case op_code::log: return g / a;
-      case op_code::exp: return fn_grad::exp{}(g, a);
-      case op_code::tanh: return fn_grad::tanh{}(g, a);
-      case op_code::sigmoid: return fn_grad::sigmoid{}(g, a);
-      case op_code::sqrt: return fn_grad::sqrt{}(g, a);
-      case op_code::sin: return fn_grad::sin{}(g, a);
-      case op_code::cos: return fn_grad::cos{}(g, a);
-      case op_code::abs: return fn_grad::abs{}(g, a);
-      case op_code::relu: return fn_grad::relu{}(g, a);
-      case op_code::square: return fn_grad::square{}(g, a);
-      case op_code::pow: return which == 0 ? fn_grad::pow_base{}(g, a, b) : fn_grad::pow_exponent{}(g, a, b);
-      case op_code::maximum:
-      case op_code::minimum: {
-        // g to the larger (smaller) operand, g/2 on ties (PyTorch's rule).
-        T const mine = which == 0 ? a : b;
-        T const other = which == 0 ? b : a;
-        if (mine == other) return g / T(2);
-        bool const wins = op == op_code::maximum ? other < mine : mine < other;
-        return wins ? g : T(0);
-      }
-      case op_code::select: return (which == 1) == (a != T(0)) ? g : T(0);
-      default: return g;
-    }
+    return gradient_by_code(std::make_index_sequence<function_count>{}, op, which, g, a, b);
   }
-};
-
-/// A select's value: @p b where the condition @p a is nonzero, else @p c.
-struct select_value {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T a, T b, T c) const { return a != T(0) ? b : c; }
-};
-
-/// A select's gradient for its operand taken where the condition @p a is
-/// nonzero (@p where_true) or zero.
-template <bool where_true>
-struct select_gradient {
-  /// Applies the rule to one element.
-  template <class T>
-  DIMTENSOR_HOST_DEVICE T operator()(T g, T a) const { return (a != T(0)) == where_true ? g : T(0); }
 };
 
 /// Reads @p p as a contiguous rank-1 operand.
@@ -316,54 +179,49 @@ DIMTENSOR_HOST_DEVICE dimtensor::detail::strided_evaluator<T, 1> dense(T const* 
 
 /// @brief The value of one step by a loop of its own function: calls
 /// `pass(f, a…)` with the function object f of @p op and the operands it
-/// reads (dense, at the result's extents), or with step_value, which
-/// switches per element, for the functions without a loop of their own.
-/// The CPU's interpreter (program_node, and the runtime's level kernels,
+/// reads (dense, at the result's extents). The CPU's interpreter
+/// (program_node, and the runtime's level kernels,
 /// backends/cpu/dispatch.hpp) runs it: a loop that vectorizes per step.
 template <class T, class Pass>
 void step_value_pass(Pass const& pass, op_code op, T const* a, T const* b, T const* c) {
-  switch (op) {
-    case op_code::plus: return pass(fn::plus{}, a, b);
-    case op_code::minus: return pass(fn::minus{}, a, b);
-    case op_code::multiplies: return pass(fn::multiplies{}, a, b);
-    case op_code::divides: return pass(fn::divides{}, a, b);
-    case op_code::negate: return pass(fn::negate{}, a);
-    case op_code::log: return pass(fn::log{}, a);
-    case op_code::exp: return pass(fn::exp{}, a);
-    case op_code::tanh: return pass(fn::tanh{}, a);
-    case op_code::sigmoid: return pass(fn::sigmoid{}, a);
-    case op_code::relu: return pass(fn::relu{}, a);
-    case op_code::square: return pass(fn::square{}, a);
-    case op_code::select: return pass(select_value{}, a, b, c);
-    default: break;
-  }
-  pass(step_value<T>{op}, a, b, c);
+  std::size_t const i = static_cast<std::size_t>(op) - static_cast<std::size_t>(op_code::first_function);
+  if (op < op_code::first_function || i >= function_count) return pass(step_value<T>{op}, a, b, c);
+  boost::mp11::mp_with_index<function_count>(i, [&](auto I) {
+    using F = boost::mp11::mp_at_c<call::recorded_functions, I>;
+    if constexpr (arity_of<F> == 1)
+      pass(F{}, a);
+    else if constexpr (arity_of<F> == 2)
+      pass(F{}, a, b);
+    else
+      pass(F{}, a, b, c);
+  });
 }
+
+/// The gradient of F's operand Which as a function object.
+template <class F, int Which>
+struct gradient_fn {
+  /// Applies the rule to one element.
+  template <class T>
+  DIMTENSOR_HOST_DEVICE T operator()(T g, T a, T b) const {
+    return F::template gradient<Which>(g, a, b);
+  }
+};
 
 /// @brief The gradient of operand `f.which` of a step by a loop of its own
 /// rule (as step_value_pass): from the result's gradient g and the
-/// operands' values a and b.
+/// operands' values a and b (those the rule does not read may be g).
 template <class T, class Pass>
 void step_derivative_pass(Pass const& pass, step_derivative<T> f, T const* g, T const* a, T const* b) {
-  switch (f.op) {
-    case op_code::minus:
-    case op_code::negate: return pass(fn::negate{}, g);
-    case op_code::multiplies: return pass(fn::multiplies{}, g, f.which == 0 ? b : a);
-    case op_code::divides:
-      if (f.which == 0) return pass(fn::divides{}, g, b);
-      return pass(fn_grad::divisor{}, g, a, b);
-    case op_code::log: return pass(fn::divides{}, g, a);
-    case op_code::exp: return pass(fn_grad::exp{}, g, a);
-    case op_code::tanh: return pass(fn_grad::tanh{}, g, a);
-    case op_code::sigmoid: return pass(fn_grad::sigmoid{}, g, a);
-    case op_code::relu: return pass(fn_grad::relu{}, g, a);
-    case op_code::square: return pass(fn_grad::square{}, g, a);
-    case op_code::select:
-      if (f.which == 1) return pass(select_gradient<true>{}, g, a);
-      return pass(select_gradient<false>{}, g, a);
-    default: break;
-  }
-  pass(f, g, a, b);
+  std::size_t const i = static_cast<std::size_t>(f.op) - static_cast<std::size_t>(op_code::first_function);
+  if (f.op < op_code::first_function || i >= function_count) return pass(f, g, a, b);
+  boost::mp11::mp_with_index<function_count>(i, [&](auto I) {
+    using F = boost::mp11::mp_at_c<call::recorded_functions, I>;
+    if (f.which == 0) return pass(gradient_fn<F, 0>{}, g, a, b);
+    if constexpr (arity_of<F> >= 2) {
+      if (f.which == 1) return pass(gradient_fn<F, 1>{}, g, a, b);
+    }
+    if constexpr (arity_of<F> >= 3) return pass(gradient_fn<F, 2>{}, g, a, b);
+  });
 }
 
 /// The storage type of a gradient or a buffer of the interpreter.
@@ -387,8 +245,9 @@ void add_gradient(tensor_state& s, T const* v, index_t n) {
     // The gradient is dense and its own: each element reads itself only.
     T* const acc = static_cast<T*>(s.grad_data);
     using ev = dimtensor::detail::strided_evaluator<T, 1>;
-    backend_assign(B{}, acc, std::array<index_t, 1>{n},
-                   dimtensor::detail::map_evaluator<fn::plus, ev, ev>{fn::plus{}, {detail::dense<T>(acc), detail::dense(v)}});
+    backend_assign(
+        B{}, acc, std::array<index_t, 1>{n},
+        dimtensor::detail::map_evaluator<call::plus, ev, ev>{call::plus{}, {detail::dense<T>(acc), detail::dense(v)}});
   }
 }
 
@@ -501,8 +360,9 @@ void read_leaf(program_leaf<T> const& l, padded_extents const& ext, T* out) {
   if constexpr (std::is_same_v<T, U>) {
     backend_assign(B{}, out, ext, ev);
   } else {
-    using map_t = dimtensor::detail::map_evaluator<fn::cast<T>, dimtensor::detail::strided_evaluator<U, max_program_rank>>;
-    backend_assign(B{}, out, ext, map_t{fn::cast<T>{}, {ev}});
+    using map_t =
+        dimtensor::detail::map_evaluator<call::cast<T>, dimtensor::detail::strided_evaluator<U, max_program_rank>>;
+    backend_assign(B{}, out, ext, map_t{call::cast<T>{}, {ev}});
   }
 }
 
@@ -515,8 +375,8 @@ void accumulate_leaf(program_leaf<T> const& l, padded_extents const& ext, T cons
   } else {
     index_t const n = dimtensor::detail::element_count(ext);
     auto converted = std::make_shared<storage_of<B, U>>(n);
-    using map_t = dimtensor::detail::map_evaluator<fn::cast<U>, dimtensor::detail::strided_evaluator<T, 1>>;
-    backend_assign(B{}, converted->data(), std::array<index_t, 1>{n}, map_t{fn::cast<U>{}, {dense(g)}});
+    using map_t = dimtensor::detail::map_evaluator<call::cast<U>, dimtensor::detail::strided_evaluator<T, 1>>;
+    backend_assign(B{}, converted->data(), std::array<index_t, 1>{n}, map_t{call::cast<U>{}, {dense(g)}});
     accumulate_gradient<B, U>(*l.state, static_cast<U const*>(converted->data()), ext, l.broadcast);
   }
 }
@@ -639,24 +499,15 @@ class program_node final : public node {
     for (std::uint8_t i = 0; i < st.arity; ++i) {
       std::uint32_t const arg = st.args[i];
       if (!steps_[arg].needs_grad) continue;
-      if (st.op == op_code::select && i == 0) continue;  // the condition
-      bool const passes = st.op == op_code::plus || st.op == op_code::identity || (st.op == op_code::minus && i == 0);
-      if (passes) {
+      if (st.op == code_of<call::where> && i == 0) continue;  // the condition
+      // Only the operand values the rule reads are computed.
+      call::reads const r = gradient_reads(st.op, i);
+      if (r == call::reads::passes) {
         propagate(arg, g, values);
         continue;
       }
-      // Only the operand values the rule reads are computed.
-      bool needs_a = true, needs_b = st.arity > 1;
-      switch (st.op) {
-        case op_code::minus:
-        case op_code::negate: needs_a = needs_b = false; break;
-        case op_code::multiplies: needs_a = i == 1, needs_b = i == 0; break;
-        case op_code::divides: needs_a = i == 1; break;
-        case op_code::select: needs_b = false; break;
-        default: break;
-      }
-      T const* a = needs_a ? value(st.args[0], values) : g;
-      T const* b = needs_b ? value(st.args[1], values) : g;
+      T const* a = r == call::reads::a || r == call::reads::both ? value(st.args[0], values) : g;
+      T const* b = r == call::reads::b || r == call::reads::both ? value(st.args[1], values) : g;
       auto grad = buffer();
       apply_derivative(grad->data(), {st.op, i}, g, a, b);
       propagate(arg, grad->data(), values);

@@ -34,6 +34,7 @@
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/kernel/evaluator.hpp>
 #include <dimtensor/kernel/math.hpp>
 #include <dimtensor/tensor/expression.hpp>
@@ -115,9 +116,9 @@ void accumulate_evaluator(X const& x, Ev const& ev) {
   } else {
     // The gradient is dense and its own: each element reads itself only.
     T* const acc = static_cast<T*>(s.grad_data);
-    using sum_ev = dimtensor::detail::map_evaluator<fn::plus, dimtensor::detail::strided_evaluator<T, r>, Ev>;
+    using sum_ev = dimtensor::detail::map_evaluator<call::plus, dimtensor::detail::strided_evaluator<T, r>, Ev>;
     auto const self = dimtensor::detail::bind_strided<T, r, r>(acc, ext, dimtensor::detail::row_major_strides(ext), ext);
-    backend_assign(B{}, acc, ext, sum_ev{fn::plus{}, {self, ev}});
+    backend_assign(B{}, acc, ext, sum_ev{call::plus{}, {self, ev}});
   }
 }
 

@@ -97,47 +97,6 @@ inline constexpr bool is_ill_formed_v = std::is_same_v<std::remove_cvref_t<T>, i
 template <class... Ts>
 inline constexpr bool any_ill_formed_v = (is_ill_formed_v<Ts> || ...);
 
-/// Tags naming the public calls in diagnostics (`call::bmm`, `call::softmax`, …).
-namespace call {
-struct plus {};
-struct minus {};
-struct multiplies {};
-struct divides {};
-struct elementwise {};
-struct compare {};
-struct where {};
-struct unsqueeze {};
-struct squeeze {};
-struct transpose {};
-struct permute {};
-struct rename {};
-struct split {};
-struct merge {};
-struct repeat_interleave {};
-struct concat {};
-struct stack {};
-struct slice {};
-struct select {};
-struct index_select {};
-struct sum {};
-struct mean {};
-struct max {};
-struct min {};
-struct argmax {};
-struct softmax {};
-struct log_softmax {};
-struct sequence_mask {};
-struct masked_softmax {};
-struct valid_lengths {};
-struct bmm {};
-struct contract {};
-struct tensor {};
-struct factory {};
-struct element_access {};
-struct requires_grad {};
-struct backward {};
-}  // namespace call
-
 /// The diagnoses.  Each is instantiated only when its check fails.
 namespace diagnostic {
 

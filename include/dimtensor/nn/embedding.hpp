@@ -13,10 +13,12 @@
 #include <string>
 #include <type_traits>
 
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/nn/module.hpp>
 #include <dimtensor/ops/index_select.hpp>
 #include <dimtensor/ops/random.hpp>
@@ -27,7 +29,7 @@ namespace dimtensor {
 
 namespace call {
 /// `nn::embedding<Vocab, Feat>::operator()`.
-struct embedding {};
+struct embedding : named<"embedding"> {};
 }  // namespace call
 
 namespace diagnostic {
@@ -124,12 +126,11 @@ class embedding : public module<embedding<Vocab, Feat, T, Backend>> {
   template <class I>
     requires(Expression<expr_t<I>> || is_ill_formed_v<I>)
   auto operator()(I const& indices) const {
-    using diagnosis = typename decltype(detail::embedding_diagnosis<Vocab, Feat, Backend, I>())::type;
-    if constexpr (!std::is_void_v<diagnosis>) {
-      (void)diagnostic::fire<diagnosis>;  // the compile error, unless the indices were ill_formed
+    if constexpr (rejects(detail::embedding_diagnosis<Vocab, Feat, Backend, I>())) {
       return ill_formed{};
     } else {
-      return dimtensor::detail::in_call("embedding", [&] { return index_select<Vocab>(weight, indices); });
+      return checked<call::embedding>([&](auto const& indices) { return index_select<Vocab>(weight, indices); },
+                                      indices);
     }
   }
 };

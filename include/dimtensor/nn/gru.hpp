@@ -45,11 +45,13 @@
 #include <dimtensor/autograd/program.hpp>
 #include <dimtensor/autograd/propagate.hpp>
 #include <dimtensor/backends/backend.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/nn/dropout.hpp>
 #include <dimtensor/nn/linear.hpp>
 #include <dimtensor/nn/module.hpp>
@@ -66,7 +68,7 @@ namespace dimtensor {
 
 namespace call {
 /// `nn::gru<Time, Batch, In, Hidden>::operator()`.
-struct gru {};
+struct gru : named<"gru"> {};
 }  // namespace call
 
 namespace diagnostic {
@@ -647,13 +649,15 @@ class gru : public module<gru<Time, Batch, In, Hidden, T, Backend>> {
   template <class X, class S>
     requires((Expression<expr_t<X>> || is_ill_formed_v<X>) && (Expression<expr_t<S>> || is_ill_formed_v<S>))
   auto operator()(X const& x, S const& state) {
-    using diagnosis = typename decltype(detail::gru_state_diagnosis<Batch, Hidden, T, Backend, S>())::type;
-    if constexpr (!std::is_void_v<diagnosis>) {
-      (void)diagnostic::fire<diagnosis>;  // the compile error, unless the state was ill_formed
+    if constexpr (rejects(detail::gru_state_diagnosis<Batch, Hidden, T, Backend, S>())) {
       return ill_formed{};
     } else {
-      auto const st = dimtensor::eval(state);
-      return run(x, std::optional<std::remove_cvref_t<decltype(st)>>(st));
+      return checked<call::gru>(
+          [&](auto const& x, auto const& state) {
+            auto const st = dimtensor::eval(state);
+            return run(x, std::optional<std::remove_cvref_t<decltype(st)>>(st));
+          },
+          x, state);
     }
   }
 
@@ -720,49 +724,53 @@ class gru : public module<gru<Time, Batch, In, Hidden, T, Backend>> {
 
   template <class X, class H>
   auto run(X const& x, std::optional<H> const& h0) {
-    using diagnosis = typename decltype(detail::gru_input_diagnosis<Time, Batch, In, T, Backend, X>())::type;
-    if constexpr (!std::is_void_v<diagnosis>) {
-      (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
+    if constexpr (rejects(detail::gru_input_diagnosis<Time, Batch, In, T, Backend, X>())) {
       return ill_formed{};
     } else {
-      using seq_t = basic_tensor<Backend, T, Time, Batch, Hidden>;
-      auto const xt = dimtensor::eval(x);
-      using xt_t = std::remove_cvref_t<decltype(xt)>;
-      index_t const in = xt.template extent<In>();
-      if (in != input_size()) {
-        dimtensor::detail::throw_extent_mismatch("gru", dim_name_v<In>, in, input_size(), "input", "weight_ih_l0");
-      }
-      index_t const steps = xt.template extent<Time>();
-      if (steps == 0) throw value_error("gru: the input has no steps (" + std::string(dim_name_v<Time>) + " is 0)");
-      if (h0) {
-        auto const& e = h0->extents();
-        index_t const want[3] = {num_layers(), static_cast<index_t>(xt.template extent<Batch>()), hidden_size()};
-        char const* what[3] = {"given state", "given state", "given state"};
-        for (std::size_t i = 0; i < 3; ++i) {
-          if (e[i] != want[i]) {
-            dimtensor::detail::throw_extent_mismatch("gru", dimtensor::detail::names_of<typename state_type::specs>::value[i],
-                                                     e[i], want[i], what[i],
-                                                     i == 1 ? "input" : "module");
-          }
-        }
-      }
-      std::vector<seq_t> ys;
-      ys.reserve(static_cast<std::size_t>(num_layers()));
-      ys.push_back(detail::gru_layer_forward<Time, Batch, Hidden>(first_layer, xt, h0, 0));
-      for (std::size_t k = 0; k < upper_layers.size(); ++k) {
-        seq_t const below = ys.back();
-        seq_t const in_k = dropout.is_training() && dropout.p() > 0 ? seq_t(dropout(below)) : below;
-        ys.push_back(detail::gru_layer_forward<Time, Batch, Hidden>(upper_layers[k], in_k, h0,
-                                                                    static_cast<index_t>(k + 1)));
-      }
-      auto state = detail::gru_final_state(ys);
-      using target = boost::mp11::mp_replace<dimtensor::detail::tags_of<typename xt_t::specs>, In, Hidden>;
-      if constexpr (std::is_same_v<target, dims<Time, Batch, Hidden>>) {
-        return std::pair<seq_t, state_type>(ys.back(), std::move(state));
-      } else {
-        auto out = detail::permute_to<target>::apply(ys.back());
-        return std::pair<decltype(out), state_type>(std::move(out), std::move(state));
-      }
+      return checked<call::gru>(
+          [&](auto const& x) {
+            using seq_t = basic_tensor<Backend, T, Time, Batch, Hidden>;
+            auto const xt = dimtensor::eval(x);
+            using xt_t = std::remove_cvref_t<decltype(xt)>;
+            index_t const in = xt.template extent<In>();
+            if (in != input_size()) {
+              dimtensor::detail::throw_extent_mismatch("gru", dim_name_v<In>, in, input_size(), "input",
+                                                       "weight_ih_l0");
+            }
+            index_t const steps = xt.template extent<Time>();
+            if (steps == 0)
+              throw value_error("gru: the input has no steps (" + std::string(dim_name_v<Time>) + " is 0)");
+            if (h0) {
+              auto const& e = h0->extents();
+              index_t const want[3] = {num_layers(), static_cast<index_t>(xt.template extent<Batch>()), hidden_size()};
+              char const* what[3] = {"given state", "given state", "given state"};
+              for (std::size_t i = 0; i < 3; ++i) {
+                if (e[i] != want[i]) {
+                  dimtensor::detail::throw_extent_mismatch(
+                      "gru", dimtensor::detail::names_of<typename state_type::specs>::value[i], e[i], want[i], what[i],
+                      i == 1 ? "input" : "module");
+                }
+              }
+            }
+            std::vector<seq_t> ys;
+            ys.reserve(static_cast<std::size_t>(num_layers()));
+            ys.push_back(detail::gru_layer_forward<Time, Batch, Hidden>(first_layer, xt, h0, 0));
+            for (std::size_t k = 0; k < upper_layers.size(); ++k) {
+              seq_t const below = ys.back();
+              seq_t const in_k = dropout.is_training() && dropout.p() > 0 ? seq_t(dropout(below)) : below;
+              ys.push_back(detail::gru_layer_forward<Time, Batch, Hidden>(upper_layers[k], in_k, h0,
+                                                                          static_cast<index_t>(k + 1)));
+            }
+            auto state = detail::gru_final_state(ys);
+            using target = boost::mp11::mp_replace<dimtensor::detail::tags_of<typename xt_t::specs>, In, Hidden>;
+            if constexpr (std::is_same_v<target, dims<Time, Batch, Hidden>>) {
+              return std::pair<seq_t, state_type>(ys.back(), std::move(state));
+            } else {
+              auto out = detail::permute_to<target>::apply(ys.back());
+              return std::pair<decltype(out), state_type>(std::move(out), std::move(state));
+            }
+          },
+          x);
     }
   }
 };

@@ -15,11 +15,13 @@
 
 #include <boost/mp11/algorithm.hpp>
 
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/nn/linear.hpp>
 #include <dimtensor/nn/module.hpp>
 #include <dimtensor/ops/elementwise.hpp>
@@ -31,7 +33,7 @@ namespace dimtensor {
 
 namespace call {
 /// `nn::layer_norm<Feat>::operator()`.
-struct layer_norm {};
+struct layer_norm : named<"layer_norm"> {};
 }  // namespace call
 
 namespace nn {
@@ -108,26 +110,28 @@ class layer_norm : public module<layer_norm<Feat, T, Backend>> {
   template <class X>
     requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
   auto operator()(X const& x) const {
-    using diagnosis = typename decltype(detail::layer_norm_diagnosis<Feat, T, Backend, X>())::type;
-    if constexpr (!std::is_void_v<diagnosis>) {
-      (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
+    if constexpr (rejects(detail::layer_norm_diagnosis<Feat, T, Backend, X>())) {
       return ill_formed{};
     } else {
-      auto const xt = dimtensor::eval(x);
-      using xt_t = std::remove_cvref_t<decltype(xt)>;
-      index_t const n = xt.template extent<Feat>();
-      if (n != normalized_size()) {
-        dimtensor::detail::throw_extent_mismatch("layer_norm", dim_name_v<Feat>, n, normalized_size(), "input",
-                                                 "weight");
-      }
-      using tags = dimtensor::detail::tags_of<typename xt_t::specs>;
-      if constexpr (std::is_same_v<boost::mp11::mp_back<tags>, Feat>) {
-        return normalize(xt);
-      } else {
-        // weight and bias align from the right: normalize with Feat last, then put it back.
-        using feat_last = boost::mp11::mp_push_back<boost::mp11::mp_remove<tags, Feat>, Feat>;
-        return detail::permute_to<tags>::apply(normalize(detail::permute_to<feat_last>::apply(xt)));
-      }
+      return checked<call::layer_norm>(
+          [&](auto const& x) {
+            auto const xt = dimtensor::eval(x);
+            using xt_t = std::remove_cvref_t<decltype(xt)>;
+            index_t const n = xt.template extent<Feat>();
+            if (n != normalized_size()) {
+              dimtensor::detail::throw_extent_mismatch("layer_norm", dim_name_v<Feat>, n, normalized_size(), "input",
+                                                       "weight");
+            }
+            using tags = dimtensor::detail::tags_of<typename xt_t::specs>;
+            if constexpr (std::is_same_v<boost::mp11::mp_back<tags>, Feat>) {
+              return normalize(xt);
+            } else {
+              // weight and bias align from the right: normalize with Feat last, then put it back.
+              using feat_last = boost::mp11::mp_push_back<boost::mp11::mp_remove<tags, Feat>, Feat>;
+              return detail::permute_to<tags>::apply(normalize(detail::permute_to<feat_last>::apply(xt)));
+            }
+          },
+          x);
     }
   }
 

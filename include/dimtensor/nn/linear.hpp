@@ -13,10 +13,12 @@
 #include <boost/mp11/algorithm.hpp>
 #include <cmath>
 #include <dimtensor/autograd/graph.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/nn/module.hpp>
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/elementwise.hpp>
@@ -33,7 +35,7 @@ namespace dimtensor {
 
 namespace call {
 /// `nn::linear<In, Out>::operator()`.
-struct linear {};
+struct linear : named<"linear"> {};
 }  // namespace call
 
 namespace diagnostic {
@@ -177,25 +179,27 @@ class linear : public module<linear<In, Out, T, Backend>> {
   template <class X>
     requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
   auto operator()(X const& x) const {
-    using diagnosis = typename decltype(detail::linear_diagnosis<In, Out, T, Backend, X>())::type;
-    if constexpr (!std::is_void_v<diagnosis>) {
-      (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
+    if constexpr (rejects(detail::linear_diagnosis<In, Out, T, Backend, X>())) {
       return ill_formed{};
     } else {
-      auto const xt = eval(x);
-      index_t const n = xt.template extent<In>();
-      if (n != in_features())
-        dimtensor::detail::throw_extent_mismatch("linear", dim_name_v<In>, n, in_features(), "input", "weight");
-      auto y = [&] {
-        if constexpr (std::is_same_v<In, Out>) {
-          return dimtensor::detail::contract_tensors<weight_in>("linear", rename<In, weight_in>(xt), weight);
-        } else {
-          return dimtensor::detail::contract_tensors<In>("linear", xt, weight);
-        }
-      }();
-      if (has_bias_) y = y + bias;  // y ends with Out, so bias aligns from the right
-      using target = boost::mp11::mp_replace<dimtensor::detail::tags_of<typename X::specs>, In, Out>;
-      return detail::permute_to<target>::apply(y);
+      return checked<call::linear>(
+          [&](auto const& x) {
+            auto const xt = eval(x);
+            index_t const n = xt.template extent<In>();
+            if (n != in_features())
+              dimtensor::detail::throw_extent_mismatch("linear", dim_name_v<In>, n, in_features(), "input", "weight");
+            auto y = [&] {
+              if constexpr (std::is_same_v<In, Out>) {
+                return dimtensor::detail::contract_tensors<weight_in>("linear", rename<In, weight_in>(xt), weight);
+              } else {
+                return dimtensor::detail::contract_tensors<In>("linear", xt, weight);
+              }
+            }();
+            if (has_bias_) y = y + bias;  // y ends with Out, so bias aligns from the right
+            using target = boost::mp11::mp_replace<dimtensor::detail::tags_of<typename X::specs>, In, Out>;
+            return detail::permute_to<target>::apply(y);
+          },
+          x);
     }
   }
 

@@ -25,11 +25,14 @@
 
 #include <dimtensor/autograd/propagate.hpp>
 #include <dimtensor/backends/backend.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
+#include <dimtensor/kernel/layout.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/reduce.hpp>
 #include <dimtensor/ops/sequence_mask.hpp>
@@ -39,11 +42,11 @@ namespace dimtensor {
 
 namespace call {
 /// `nn::mse_loss`.
-struct mse_loss {};
+struct mse_loss : named<"mse_loss"> {};
 /// `nn::cross_entropy`.
-struct cross_entropy {};
+struct cross_entropy : named<"cross_entropy"> {};
 /// `nn::masked_softmax_ce_loss`.
-struct masked_softmax_ce_loss {};
+struct masked_softmax_ce_loss : named<"masked_softmax_ce_loss"> {};
 }  // namespace call
 
 namespace diagnostic {
@@ -188,7 +191,7 @@ class cross_entropy_node final : public autograd::node {
     T const* shift;
     std::shared_ptr<void const> logs_keep;
     T const* logs;
-    dd::split_extents s;
+    kernel::lines s;
     index_t g_step;
     T scale;
   };
@@ -248,7 +251,7 @@ auto cross_entropy_unchecked(std::string_view name, X const& logits, Lab const& 
                       std::string(dim_name_v<Class>) + " of extent " + std::to_string(classes) +
                       " (a label must lie in [0, " + std::to_string(classes) + "))");
   }
-  dd::split_extents const s = dd::split_around<I>(xe);
+  kernel::lines const s = kernel::lines_along<I>(xe);
   rows_t loss(uninitialized, dd::reduced_extents<I, false, rows_t::rank>(xe));
   rows_t shift(uninitialized, loss.extents());
   rows_t logs(uninitialized, loss.extents());
@@ -304,21 +307,23 @@ auto cross_entropy_unchecked(std::string_view name, X const& logits, Lab const& 
 template <dimtensor::detail::Operand P, dimtensor::detail::Operand Tg, Reduction R = reduction::mean_t>
 auto mse_loss(P const& prediction, Tg const& target, R r = {}) {
   (void)r;
-  using diagnosis = typename decltype(detail::mse_loss_diagnosis<expr_t<P>, expr_t<Tg>>())::type;
-  if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnostic::fire<diagnosis>;
+  if constexpr (rejects(detail::mse_loss_diagnosis<expr_t<P>, expr_t<Tg>>())) {
     return ill_formed{};
   } else {
-    dimtensor::detail::check_operand_extents<dimtensor::detail::tags_of<typename expr_t<P>::specs>>(
-        "mse_loss", prediction, "prediction", target, "target");
-    auto const squared = square(prediction - target);
-    if constexpr (std::is_same_v<R, reduction::none_t>) {
-      return eval(squared);
-    } else if constexpr (std::is_same_v<R, reduction::mean_t>) {
-      return dimtensor::mean(squared);
-    } else {
-      return dimtensor::sum(squared);
-    }
+    return checked<call::mse_loss>(
+        [&](auto const& prediction, auto const& target) {
+          dimtensor::detail::check_operand_extents<dimtensor::detail::tags_of<typename expr_t<P>::specs>>(
+              "mse_loss", prediction, "prediction", target, "target");
+          auto const squared = square(prediction - target);
+          if constexpr (std::is_same_v<R, reduction::none_t>) {
+            return eval(squared);
+          } else if constexpr (std::is_same_v<R, reduction::mean_t>) {
+            return dimtensor::mean(squared);
+          } else {
+            return dimtensor::sum(squared);
+          }
+        },
+        prediction, target);
   }
 }
 
@@ -340,13 +345,14 @@ template <class Class, dimtensor::detail::Operand X, dimtensor::detail::Operand 
           Reduction R = reduction::mean_t>
 auto cross_entropy(X const& logits, Lab const& labels, R r = {}) {
   (void)r;
-  using diagnosis =
-      typename decltype(detail::cross_entropy_diagnosis<call::cross_entropy, Class, expr_t<X>, expr_t<Lab>>())::type;
-  if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnostic::fire<diagnosis>;
+  if constexpr (rejects(detail::cross_entropy_diagnosis<call::cross_entropy, Class, expr_t<X>, expr_t<Lab>>())) {
     return ill_formed{};
   } else {
-    return detail::cross_entropy_unchecked<Class, R>("cross_entropy", logits, labels);
+    return checked<call::cross_entropy>(
+        [&](auto const& logits, auto const& labels) {
+          return detail::cross_entropy_unchecked<Class, R>("cross_entropy", logits, labels);
+        },
+        logits, labels);
   }
 }
 
@@ -369,36 +375,39 @@ template <class Steps, class Vocab, dimtensor::detail::Operand P, dimtensor::det
           dimtensor::detail::Operand VL>
 auto masked_softmax_ce_loss(P const& prediction, Lab const& label, VL const& valid_len) {
   using call_t = call::masked_softmax_ce_loss;
-  if constexpr (any_ill_formed_v<P, Lab, VL>) {
+  auto const diagnose = [] {
+    if constexpr (any_ill_formed_v<P, Lab, VL>) {
+      return std::type_identity<ill_formed>{};
+    } else {
+      using LS = typename expr_t<Lab>::specs;
+      using weights_t = tensor_with_dims<typename expr_t<P>::backend, typename expr_t<P>::value_type, LS>;
+      if constexpr (!dimtensor::detail::contains_v<Steps, LS>) {
+        return first_diagnosis(detail::cross_entropy_diagnosis<call_t, Vocab, expr_t<P>, expr_t<Lab>>(),
+                               std::type_identity<diagnostic::not_a_dimension_of<call_t, Steps, LS>>{});
+      } else {
+        return first_diagnosis(detail::cross_entropy_diagnosis<call_t, Vocab, expr_t<P>, expr_t<Lab>>(),
+                               dimtensor::detail::valid_lens_diagnosis<call_t, Steps, weights_t, expr_t<VL>>());
+      }
+    }
+  }();
+  if constexpr (rejects(diagnose)) {
     return ill_formed{};
   } else {
-    using diagnosis =
-        typename decltype(detail::cross_entropy_diagnosis<call_t, Vocab, expr_t<P>, expr_t<Lab>>())::type;
-    using LS = typename expr_t<Lab>::specs;
-    using weights_t = tensor_with_dims<typename expr_t<P>::backend, typename expr_t<P>::value_type, LS>;
-    if constexpr (!std::is_void_v<diagnosis>) {
-      (void)diagnostic::fire<diagnosis>;
-      return ill_formed{};
-    } else if constexpr (!dimtensor::detail::contains_v<Steps, LS>) {
-      (void)diagnostic::fire<diagnostic::not_a_dimension_of<call_t, Steps, LS>>;
-      return ill_formed{};
-    } else if constexpr (dimtensor::detail::valid_lens_check<Steps, weights_t, expr_t<VL>>() !=
-                         dimtensor::detail::valid_lens_status::ok) {
-      dimtensor::detail::diagnose_valid_lens<call_t, Steps, weights_t, expr_t<VL>>();
-      return ill_formed{};
-    } else {
-      return dimtensor::detail::in_call("masked_softmax_ce_loss", [&] {
-        auto const lab = eval(label);
-        dimtensor::detail::check_operand_extents<dimtensor::detail::tags_of<typename expr_t<VL>::specs>>(
-            "masked_softmax_ce_loss", lab, "label", valid_len, "valid_len");
-        weights_t ones(uninitialized, lab.extents());
-        ones.fill(1);
-        auto const weights = sequence_mask<Steps>(ones, valid_len);
-        auto const unweighted =
-            detail::cross_entropy_unchecked<Vocab, reduction::none_t>("masked_softmax_ce_loss", prediction, lab);
-        return dimtensor::mean<Steps>(unweighted * weights);
-      });
-    }
+    return checked<call_t>(
+        [&](auto const& prediction, auto const& label, auto const& valid_len) {
+          using weights_t = tensor_with_dims<typename expr_t<P>::backend, typename expr_t<P>::value_type,
+                                             typename expr_t<Lab>::specs>;
+          auto const lab = eval(label);
+          dimtensor::detail::check_operand_extents<dimtensor::detail::tags_of<typename expr_t<VL>::specs>>(
+              "masked_softmax_ce_loss", lab, "label", valid_len, "valid_len");
+          weights_t ones(uninitialized, lab.extents());
+          ones.fill(1);
+          auto const weights = sequence_mask<Steps>(ones, valid_len);
+          auto const unweighted =
+              detail::cross_entropy_unchecked<Vocab, reduction::none_t>("masked_softmax_ce_loss", prediction, lab);
+          return dimtensor::mean<Steps>(unweighted * weights);
+        },
+        prediction, label, valid_len);
   }
 }
 

@@ -24,20 +24,22 @@
 #include <vector>
 
 #include <dimtensor/config.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dim.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/nn/attention/common.hpp>
 #include <dimtensor/nn/attention/multi_head_attention.hpp>
 #include <dimtensor/nn/dropout.hpp>
 #include <dimtensor/nn/embedding.hpp>
+#include <dimtensor/nn/encoder_decoder.hpp>
 #include <dimtensor/nn/feed_forward.hpp>
 #include <dimtensor/nn/layer_norm.hpp>
 #include <dimtensor/nn/linear.hpp>
 #include <dimtensor/nn/module.hpp>
-#include <dimtensor/nn/seq2seq.hpp>
 #include <dimtensor/ops/concat.hpp>
 #include <dimtensor/ops/creation.hpp>
 #include <dimtensor/ops/elementwise.hpp>
@@ -51,11 +53,11 @@ namespace dimtensor {
 
 namespace call {
 /// `nn::positional_encoding::operator()`.
-struct positional_encoding {};
+struct positional_encoding : named<"positional_encoding"> {};
 /// `nn::transformer_encoder::operator()`.
-struct transformer_encoder {};
+struct transformer_encoder : named<"transformer_encoder"> {};
 /// `nn::transformer_decoder::operator()`.
-struct transformer_decoder {};
+struct transformer_decoder : named<"transformer_decoder"> {};
 }  // namespace call
 
 namespace diagnostic {
@@ -288,17 +290,18 @@ class transformer_encoder
   template <class X, class... L>
     requires(sizeof...(L) <= 1)
   auto operator()(X const& x, L const&... valid_lens) {
-    using diagnosis = typename detail::first_diagnosis<
-        typename decltype(detail::tokens_diagnosis<call::transformer_encoder, Batch, Steps, X>())::type,
-        typename decltype(lens_diagnosis<L>())::type...>::type;
-    if constexpr (!std::is_void_v<diagnosis>) {
-      (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
+    if constexpr (rejects(first_diagnosis(detail::tokens_diagnosis<call::transformer_encoder, Batch, Steps, X>(),
+                                          lens_diagnosis<L>()...))) {
       return ill_formed{};
     } else {
-      using hidden_t = basic_tensor<Backend, T, Batch, Steps, Hidden>;
-      hidden_t h = pos_encoding(embedding(x) * scale_);
-      for (auto& blk : blks) h = hidden_t(blk(h, valid_lens...));
-      return h;
+      return checked<call::transformer_encoder>(
+          [&](auto const& x, auto const&... valid_lens) {
+            using hidden_t = basic_tensor<Backend, T, Batch, Steps, Hidden>;
+            hidden_t h = pos_encoding(embedding(x) * scale_);
+            for (auto& blk : blks) h = hidden_t(blk(h, valid_lens...));
+            return h;
+          },
+          x, valid_lens...);
     }
   }
 
@@ -497,13 +500,10 @@ class transformer_decoder
   /// with x's steps appended.
   template <class X>
   auto operator()(X const& x, state_type state) {
-    using diagnosis =
-        typename decltype(detail::tokens_diagnosis<call::transformer_decoder, Batch, DecSteps, X>())::type;
-    if constexpr (!std::is_void_v<diagnosis>) {
-      (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
+    if constexpr (rejects(detail::tokens_diagnosis<call::transformer_decoder, Batch, DecSteps, X>())) {
       return ill_formed{};
     } else {
-      return run(x, std::move(state));
+      return checked<call::transformer_decoder>([&](auto const& x) { return run(x, std::move(state)); }, x);
     }
   }
 

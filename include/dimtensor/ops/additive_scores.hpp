@@ -23,12 +23,44 @@
 #include <dimtensor/autograd/graph.hpp>
 #include <dimtensor/autograd/propagate.hpp>
 #include <dimtensor/backends/backend.hpp>
+#include <dimtensor/core/checked.hpp>
+#include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/kernel/attention.hpp>
 #include <dimtensor/ops/attention.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
+
+namespace call {
+/// `additive_attention_scores<Queries, KV, Hidden>(q, k, w, …)`.
+struct additive_attention_scores : named<"additive_attention_scores"> {};
+}  // namespace call
+
+namespace diagnostic {
+
+/// additive_attention_scores was given queries of dims @p QueriesDims and
+/// keys of dims @p KeysDims, not [batch…, Queries, Hidden] and [batch…,
+/// KV, Hidden] with the same batch dims in the same order.
+template <class Call, class QueriesDims, class KeysDims>
+struct additive_scores_operands {
+  static_assert(always_false<Call, QueriesDims, KeysDims>,
+                "dimtensor: additive attention's scores need queries [batch..., Queries, Hidden] and keys "
+                "[batch..., KV, Hidden], the same batch dims in the same order (see additive_scores_operands<call, "
+                "dims of the queries, dims of the keys> above)");
+};
+
+/// The backend @p Backend has no additive scores kernel for @p T.
+template <class Call, class Backend, class T>
+struct no_additive_scores_kernel {
+  static_assert(always_false<Call, Backend, T>,
+                "dimtensor: this backend has no additive attention scores kernel for this element type; "
+                "check has_additive_scores_kernel<Backend, T> first (see no_additive_scores_kernel<call, backend, "
+                "element type> above)");
+};
+
+}  // namespace diagnostic
 
 /// Whether backend @p B offers additive attention's scores kernel for @p T.
 template <class B, class T>
@@ -129,30 +161,46 @@ auto additive_attention_scores(QT const& q, KT const& k, WT const& w, L const&..
   using plan = detail::additive_plan<Queries, KV, Hidden, typename QT::specs, typename KT::specs>;
   using T = typename QT::value_type;
   using Backend = typename QT::backend;
-  static_assert(plan::ok && has_additive_scores_kernel<Backend, T>,
-                "additive_attention_scores: operands of another shape, or a backend without the kernel");
-  using batch = typename plan::batch;
-  using QS = typename QT::specs;
-  using scores_specs = boost::mp11::mp_push_back<detail::remove_dim<Hidden, QS>,
-                                                 detail::spec_for<KV, typename KT::specs>>;
-  using scores_t = tensor_with_dims<Backend, T, scores_specs>;
-  using detail::index_of_v;
-  constexpr std::size_t nb = boost::mp11::mp_size<batch>::value;
-  // w_v's weight: [Score, Hidden].
-  using w_row = boost::mp11::mp_front<detail::tags_of<detail::remove_dim<Hidden, typename WT::specs>>>;
+  auto const diagnose = [] {
+    if constexpr (!plan::ok) {
+      return std::type_identity<diagnostic::additive_scores_operands<call::additive_attention_scores,
+                                                                     typename QT::specs, typename KT::specs>>{};
+    } else if constexpr (!has_additive_scores_kernel<Backend, T>) {
+      return std::type_identity<diagnostic::no_additive_scores_kernel<call::additive_attention_scores, Backend, T>>{};
+    } else {
+      return std::type_identity<void>{};
+    }
+  }();
+  if constexpr (rejects(diagnose)) {
+    return ill_formed{};
+  } else {
+    return checked<call::additive_attention_scores>(
+        [&](auto const& q, auto const& k, auto const& w, auto const&... valid_lens) {
+          using batch = typename plan::batch;
+          using QS = typename QT::specs;
+          using scores_specs =
+              boost::mp11::mp_push_back<detail::remove_dim<Hidden, QS>, detail::spec_for<KV, typename KT::specs>>;
+          using scores_t = tensor_with_dims<Backend, T, scores_specs>;
+          using detail::index_of_v;
+          constexpr std::size_t nb = boost::mp11::mp_size<batch>::value;
+          // w_v's weight: [Score, Hidden].
+          using w_row = boost::mp11::mp_front<detail::tags_of<detail::remove_dim<Hidden, typename WT::specs>>>;
 
-  typename scores_t::extents_type sext{};
-  for (std::size_t i = 0; i < nb; ++i) sext[i] = q.extents()[i];
-  sext[nb] = q.extents()[index_of_v<Queries, QS>];
-  sext[nb + 1] = k.extents()[index_of_v<KV, typename KT::specs>];
-  scores_t out(uninitialized, sext);
-  bool const record = autograd::should_record(q, k, w);
-  auto node = detail::additive_scores_run<Backend, T>(
-      detail::attention_side_of<batch, Queries, Hidden>(q), detail::attention_side_of<batch, KV, Hidden>(k),
-      detail::attention_side_of<boost::mp11::mp_list<>, w_row, Hidden>(w),
-      detail::attention_row_lengths<batch, Queries>(out, valid_lens...), out.data(), record);
-  if (node) out.attach_grad_fn(std::move(node));
-  return out;
+          typename scores_t::extents_type sext{};
+          for (std::size_t i = 0; i < nb; ++i) sext[i] = q.extents()[i];
+          sext[nb] = q.extents()[index_of_v<Queries, QS>];
+          sext[nb + 1] = k.extents()[index_of_v<KV, typename KT::specs>];
+          scores_t out(uninitialized, sext);
+          bool const record = autograd::should_record(q, k, w);
+          auto node = detail::additive_scores_run<Backend, T>(
+              detail::attention_side_of<batch, Queries, Hidden>(q), detail::attention_side_of<batch, KV, Hidden>(k),
+              detail::attention_side_of<boost::mp11::mp_list<>, w_row, Hidden>(w),
+              detail::attention_row_lengths<batch, Queries>(out, valid_lens...), out.data(), record);
+          if (node) out.attach_grad_fn(std::move(node));
+          return out;
+        },
+        q, k, w, valid_lens...);
+  }
 }
 
 }  // namespace dimtensor

@@ -5,9 +5,11 @@
 
 #include <type_traits>
 
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/ops/contract.hpp>
 
 namespace dimtensor {
@@ -177,9 +179,7 @@ constexpr auto bmm_diagnosis() {
 template <class A, class B>
   requires detail::ContractArg<A> && detail::ContractArg<B>
 auto bmm(A const& a, B const& b) {
-  using diagnosis = typename decltype(detail::bmm_diagnosis<A, B>())::type;
-  if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnostic::fire<diagnosis>;  // the compile error, unless an operand was ill_formed
+  if constexpr (rejects(detail::bmm_diagnosis<A, B>())) {
     return ill_formed{};
   } else {
     return detail::contract_operands<dim_of<detail::spec_at<typename A::specs, 2>>>("bmm", a, b);

@@ -25,6 +25,7 @@
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/ops/to.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
@@ -32,11 +33,11 @@ namespace dimtensor {
 
 namespace call {
 /// `equal(a, b)` in diagnostics.
-struct equal {};
+struct equal : named<"equal"> {};
 /// `allclose(a, b)` in diagnostics.
-struct allclose {};
+struct allclose : named<"allclose"> {};
 /// `max_abs_diff(a, b)` in diagnostics.
-struct max_abs_diff {};
+struct max_abs_diff : named<"max_abs_diff"> {};
 }  // namespace call
 
 namespace diagnostic {

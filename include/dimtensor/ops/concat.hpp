@@ -19,12 +19,14 @@
 
 #include <dimtensor/autograd/propagate.hpp>
 #include <dimtensor/backends/backend.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dim.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/ops/rename.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
@@ -310,9 +312,7 @@ template <class D, class X0, class... Xs>
   requires(sizeof...(Xs) >= 1 && (Expression<X0> || is_ill_formed_v<X0>) &&
            ((Expression<Xs> || is_ill_formed_v<Xs>) && ...))
 auto concat(X0 const& x0, Xs const&... xs) {
-  using diagnosis = typename decltype(detail::concat_diagnosis<D, X0, Xs...>())::type;
-  if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnostic::fire<diagnosis>;  // the compile error, unless an operand was ill_formed
+  if constexpr (rejects(detail::concat_diagnosis<D, X0, Xs...>())) {
     return ill_formed{};
   } else {
     using L0 = typename X0::specs;

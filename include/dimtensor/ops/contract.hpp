@@ -38,10 +38,12 @@
 
 #include <dimtensor/autograd/propagate.hpp>
 #include <dimtensor/backends/backend.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
@@ -546,9 +548,7 @@ auto contract_operands(std::string_view name, A const& a, B const& b) {
 template <class D, class A, class B>
   requires detail::ContractArg<A> && detail::ContractArg<B>
 auto contract(A const& a, B const& b) {
-  using diagnosis = typename decltype(detail::contract_diagnosis<D, A, B>())::type;
-  if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnostic::fire<diagnosis>;  // the compile error, unless an operand was ill_formed
+  if constexpr (rejects(detail::contract_diagnosis<D, A, B>())) {
     return ill_formed{};
   } else {
     return detail::contract_operands<D>("contract", a, b);

@@ -19,6 +19,7 @@
 #include <dimtensor/core/convert.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/kernel/math.hpp>
 #include <dimtensor/tensor/expression.hpp>
 #include <dimtensor/tensor/tensor.hpp>
@@ -38,32 +39,35 @@ constexpr bool scalar_fits() {
   return !(std::is_integral_v<typename E::value_type> && std::is_floating_point_v<S>);
 }
 
-template <class Call, class Op, class A, class B>
-auto binary(std::string_view name, Op op, A const& a, B const& b) {
+/// The lazy elementwise function Op of a and b (a scalar broadcast to the
+/// other's type), diagnosed as a call of Op.
+template <class Op, class A, class B>
+auto binary(A const& a, B const& b) {
   if constexpr (any_ill_formed_v<A, B>) {
     return ill_formed{};
   } else if constexpr (Scalar<A>) {
     static_assert(scalar_fits<B, A>(),
                   "dimtensor: a floating-point scalar with an integer tensor; cast the tensor first (cast<float>(x))");
-    return binary<Call>(name, op, as_operand<B>(a), b);
+    return binary<Op>(as_operand<B>(a), b);
   } else if constexpr (Scalar<B>) {
     static_assert(scalar_fits<A, B>(),
                   "dimtensor: a floating-point scalar with an integer tensor; cast the tensor first (cast<float>(x))");
-    return binary<Call>(name, op, a, as_operand<A>(b));
+    return binary<Op>(a, as_operand<A>(b));
   } else if constexpr (!binary_ok_v<A, B>) {
-    (void)check_binary<Call, A, B>();
+    (void)check_binary<Op, A, B>();
     return ill_formed{};
   } else {
-    return map_expr<Op, A, B>(name, op, a, b);
+    return map_expr<Op, A, B>(Op::name, Op{}, a, b);
   }
 }
 
+/// The lazy elementwise function Op of a.
 template <class Op, class A>
-auto unary(std::string_view name, Op op, A const& a) {
+auto unary(A const& a) {
   if constexpr (is_ill_formed_v<A>) {
     return ill_formed{};
   } else {
-    return map_expr<Op, A>(name, op, a);
+    return map_expr<Op, A>(Op::name, Op{}, a);
   }
 }
 
@@ -74,32 +78,24 @@ auto unary(std::string_view name, Op op, A const& a) {
 
 /// Elementwise sum, broadcast by name.
 template <class A, class B>
-  requires detail::BinaryOperands<A, B>
-auto operator+(A const& a, B const& b) {
-  return detail::binary<call::plus>("operator+", fn::plus{}, a, b);
-}
+requires detail::BinaryOperands<A, B>
+auto operator+(A const& a, B const& b) { return detail::binary<call::plus>(a, b); }
 /// Elementwise difference, broadcast by name.
 template <class A, class B>
-  requires detail::BinaryOperands<A, B>
-auto operator-(A const& a, B const& b) {
-  return detail::binary<call::minus>("operator-", fn::minus{}, a, b);
-}
+requires detail::BinaryOperands<A, B>
+auto operator-(A const& a, B const& b) { return detail::binary<call::minus>(a, b); }
 /// Elementwise product, broadcast by name.
 template <class A, class B>
-  requires detail::BinaryOperands<A, B>
-auto operator*(A const& a, B const& b) {
-  return detail::binary<call::multiplies>("operator*", fn::multiplies{}, a, b);
-}
+requires detail::BinaryOperands<A, B>
+auto operator*(A const& a, B const& b) { return detail::binary<call::multiplies>(a, b); }
 /// Elementwise quotient, broadcast by name.
 template <class A, class B>
-  requires detail::BinaryOperands<A, B>
-auto operator/(A const& a, B const& b) {
-  return detail::binary<call::divides>("operator/", fn::divides{}, a, b);
-}
+requires detail::BinaryOperands<A, B>
+auto operator/(A const& a, B const& b) { return detail::binary<call::divides>(a, b); }
 /// Elementwise negation.
 template <detail::Operand A>
 auto operator-(A const& a) {
-  return detail::unary("operator-", fn::negate{}, a);
+  return detail::unary<call::negate>(a);
 }
 /// @}
 
@@ -108,55 +104,76 @@ auto operator-(A const& a) {
 
 /// e^x.
 template <detail::Operand A>
-auto exp(A const& a) { return detail::unary("exp", fn::exp{}, a); }
+auto exp(A const& a) {
+  return detail::unary<call::exp>(a);
+}
 /// Natural logarithm.
 template <detail::Operand A>
-auto log(A const& a) { return detail::unary("log", fn::log{}, a); }
+auto log(A const& a) {
+  return detail::unary<call::log>(a);
+}
 /// Hyperbolic tangent.
 template <detail::Operand A>
-auto tanh(A const& a) { return detail::unary("tanh", fn::tanh{}, a); }
+auto tanh(A const& a) {
+  return detail::unary<call::tanh>(a);
+}
 /// Logistic sigmoid 1 / (1 + e^-x).
 template <detail::Operand A>
-auto sigmoid(A const& a) { return detail::unary("sigmoid", fn::sigmoid{}, a); }
+auto sigmoid(A const& a) {
+  return detail::unary<call::sigmoid>(a);
+}
 /// max(x, 0).
 template <detail::Operand A>
-auto relu(A const& a) { return detail::unary("relu", fn::relu{}, a); }
+auto relu(A const& a) {
+  return detail::unary<call::relu>(a);
+}
+/// The Gauss error function, as `torch.erf`.
+template <detail::Operand A>
+auto erf(A const& a) {
+  return detail::unary<call::erf>(a);
+}
 /// Square root.
 template <detail::Operand A>
-auto sqrt(A const& a) { return detail::unary("sqrt", fn::sqrt{}, a); }
+auto sqrt(A const& a) {
+  return detail::unary<call::sqrt>(a);
+}
 /// Sine.
 template <detail::Operand A>
-auto sin(A const& a) { return detail::unary("sin", fn::sin{}, a); }
+auto sin(A const& a) {
+  return detail::unary<call::sin>(a);
+}
 /// Cosine.
 template <detail::Operand A>
-auto cos(A const& a) { return detail::unary("cos", fn::cos{}, a); }
+auto cos(A const& a) {
+  return detail::unary<call::cos>(a);
+}
 /// Absolute value.
 template <detail::Operand A>
-auto abs(A const& a) { return detail::unary("abs", fn::abs{}, a); }
+auto abs(A const& a) {
+  return detail::unary<call::abs>(a);
+}
 /// Negation (same as unary minus).
 template <detail::Operand A>
-auto neg(A const& a) { return detail::unary("neg", fn::negate{}, a); }
+auto neg(A const& a) {
+  return detail::unary<call::negate>(a);
+}
 /// x * x.
 template <detail::Operand A>
-auto square(A const& a) { return detail::unary("square", fn::square{}, a); }
+auto square(A const& a) {
+  return detail::unary<call::square>(a);
+}
 /// a^b, elementwise; either may be a scalar.
 template <class A, class B>
-  requires detail::BinaryOperands<A, B>
-auto pow(A const& a, B const& b) {
-  return detail::binary<call::elementwise>("pow", fn::pow{}, a, b);
-}
+requires detail::BinaryOperands<A, B>
+auto pow(A const& a, B const& b) { return detail::binary<call::pow>(a, b); }
 /// Elementwise maximum.
 template <class A, class B>
-  requires detail::BinaryOperands<A, B>
-auto maximum(A const& a, B const& b) {
-  return detail::binary<call::elementwise>("maximum", fn::maximum{}, a, b);
-}
+requires detail::BinaryOperands<A, B>
+auto maximum(A const& a, B const& b) { return detail::binary<call::maximum>(a, b); }
 /// Elementwise minimum.
 template <class A, class B>
-  requires detail::BinaryOperands<A, B>
-auto minimum(A const& a, B const& b) {
-  return detail::binary<call::elementwise>("minimum", fn::minimum{}, a, b);
-}
+requires detail::BinaryOperands<A, B>
+auto minimum(A const& a, B const& b) { return detail::binary<call::minimum>(a, b); }
 namespace detail {
 
 /// Whether cast<To> from From can meet an element To cannot hold: floating
@@ -213,16 +230,31 @@ void check_cast_values(Tensor const& t) {
 template <class To, detail::Operand A>
 auto cast(A const& a) {
   if constexpr (is_ill_formed_v<A>) {
-    return detail::unary("cast", fn::cast<To>{}, a);
+    return detail::unary<call::cast<To>>(a);
   } else if constexpr (detail::cast_checks_values_v<To, typename A::value_type>) {
     auto const source = a.eval();
     detail::check_cast_values<To>(source);
-    return detail::unary("cast", fn::cast<To>{}, source);
+    return detail::unary<call::cast<To>>(source);
   } else {
-    return detail::unary("cast", fn::cast<To>{}, a);
+    return detail::unary<call::cast<To>>(a);
   }
 }
 /// @}
+
+namespace detail {
+
+/// @p t's elements as 64-bit integers (t itself when they are): what the
+/// gradient rules read lengths and indices as (autograd/rules/line.hpp).
+template <class X>
+auto as_int64(X const& t) {
+  if constexpr (std::is_same_v<typename X::value_type, std::int64_t>) {
+    return t;
+  } else {
+    return eval(cast<std::int64_t>(t));
+  }
+}
+
+}  // namespace detail
 
 /// @name Comparisons (lazy, bool results)
 /// `operator==` is not overloaded (it would not mean equality); see eq/ne
@@ -231,40 +263,28 @@ auto cast(A const& a) {
 
 /// a == b, elementwise.
 template <class A, class B>
-  requires detail::BinaryOperands<A, B>
-auto eq(A const& a, B const& b) {
-  return detail::binary<call::compare>("eq", fn::equal_to{}, a, b);
-}
+requires detail::BinaryOperands<A, B>
+auto eq(A const& a, B const& b) { return detail::binary<call::eq>(a, b); }
 /// a != b, elementwise.
 template <class A, class B>
-  requires detail::BinaryOperands<A, B>
-auto ne(A const& a, B const& b) {
-  return detail::binary<call::compare>("ne", fn::not_equal_to{}, a, b);
-}
+requires detail::BinaryOperands<A, B>
+auto ne(A const& a, B const& b) { return detail::binary<call::ne>(a, b); }
 /// a < b, elementwise.
 template <class A, class B>
-  requires detail::BinaryOperands<A, B>
-auto operator<(A const& a, B const& b) {
-  return detail::binary<call::compare>("operator<", fn::less{}, a, b);
-}
+requires detail::BinaryOperands<A, B>
+auto operator<(A const& a, B const& b) { return detail::binary<call::less>(a, b); }
 /// a <= b, elementwise.
 template <class A, class B>
-  requires detail::BinaryOperands<A, B>
-auto operator<=(A const& a, B const& b) {
-  return detail::binary<call::compare>("operator<=", fn::less_equal{}, a, b);
-}
+requires detail::BinaryOperands<A, B>
+auto operator<=(A const& a, B const& b) { return detail::binary<call::less_equal>(a, b); }
 /// a > b, elementwise.
 template <class A, class B>
-  requires detail::BinaryOperands<A, B>
-auto operator>(A const& a, B const& b) {
-  return detail::binary<call::compare>("operator>", fn::greater{}, a, b);
-}
+requires detail::BinaryOperands<A, B>
+auto operator>(A const& a, B const& b) { return detail::binary<call::greater>(a, b); }
 /// a >= b, elementwise.
 template <class A, class B>
-  requires detail::BinaryOperands<A, B>
-auto operator>=(A const& a, B const& b) {
-  return detail::binary<call::compare>("operator>=", fn::greater_equal{}, a, b);
-}
+requires detail::BinaryOperands<A, B>
+auto operator>=(A const& a, B const& b) { return detail::binary<call::greater_equal>(a, b); }
 /// @}
 
 /// @brief `cond ? a : b`, elementwise; `cond` holds bool, `a` and `b` may be
@@ -296,7 +316,7 @@ auto where(C const& cond, A const& a, B const& b) {
                                  typename detail::broadcast<typename A::specs, typename B::specs>::type>();
       return ill_formed{};
     } else {
-      return map_expr<fn::select, C, A, B>("where", fn::select{}, cond, a, b);
+      return map_expr<call::where, C, A, B>("where", call::where{}, cond, a, b);
     }
   }
 }

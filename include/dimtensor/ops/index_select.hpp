@@ -12,13 +12,17 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <dimtensor/autograd/propagate.hpp>
+#include <dimtensor/autograd/rules/line.hpp>
 #include <dimtensor/backends/backend.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dim.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
+#include <dimtensor/kernel/layout.hpp>
 #include <dimtensor/ops/reduce.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
@@ -87,9 +91,7 @@ constexpr auto index_select_diagnosis() {
 template <class D, class X, class Ix>
   requires((Expression<X> || is_ill_formed_v<X>) && (Expression<Ix> || is_ill_formed_v<Ix>))
 auto index_select(X const& x, Ix const& indices) {
-  using diagnosis = typename decltype(detail::index_select_diagnosis<D, X, Ix>())::type;
-  if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnostic::fire<diagnosis>;  // the compile error, unless an argument was ill_formed
+  if constexpr (rejects(detail::index_select_diagnosis<D, X, Ix>())) {
     return ill_formed{};
   } else {
     using L = typename X::specs;
@@ -125,13 +127,13 @@ auto index_select(X const& x, Ix const& indices) {
     if constexpr (std::is_floating_point_v<typename X::value_type>) {
       if (autograd::should_record(t)) {
         // Zeros of x's extents, each selected index adding its entries of g.
-        typename detail::line_node<B, typename X::value_type>::saved keep;
+        typename autograd::line_node<B, typename X::value_type>::saved keep;
         auto const wide = detail::as_int64(idx);
         keep.lens_keep = wide.storage();
         keep.lens = wide.data();
         keep.count = idx.size();
-        detail::record_lines("index_select", out, t, detail::line_rule::index_add,
-                             detail::split_extents{outer, t.extents()[pos], inner}, std::move(keep));
+        autograd::record_lines("index_select", out, t, autograd::line_rule::index_add,
+                               kernel::lines{outer, t.extents()[pos], inner}, std::move(keep));
       }
     }
     return out;

@@ -33,10 +33,14 @@
 #include <type_traits>
 
 #include <dimtensor/autograd/propagate.hpp>
+#include <dimtensor/autograd/rules/line.hpp>
 #include <dimtensor/backends/backend.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
+#include <dimtensor/kernel/call.hpp>
+#include <dimtensor/kernel/layout.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/reduce.hpp>
 #include <dimtensor/ops/sequence_mask.hpp>
@@ -70,38 +74,44 @@ auto masked_softmax(E const& scores, std::nullopt_t) {
 /// scores', `value_error` for a length outside [0, extent of D].
 template <class D, detail::Operand E, detail::Operand L>
 auto masked_softmax(E const& scores, L const& valid_lens) {
-  if constexpr (any_ill_formed_v<E, L>) {
-    return ill_formed{};
-  } else if constexpr (detail::softmax_check<D, E>() != detail::softmax_status::ok) {
-    detail::diagnose_softmax<call::masked_softmax, D, E>();
-    return ill_formed{};
-  } else if constexpr (detail::valid_lens_check<D, E, L>() != detail::valid_lens_status::ok) {
-    detail::diagnose_valid_lens<call::masked_softmax, D, E, L>();
+  auto const diagnose = [] {
+    if constexpr (any_ill_formed_v<E, L>) {
+      return std::type_identity<ill_formed>{};
+    } else {
+      return first_diagnosis(detail::softmax_diagnosis<call::masked_softmax, D, E>(),
+                             detail::valid_lens_diagnosis<call::masked_softmax, D, E, L>());
+    }
+  }();
+  if constexpr (rejects(diagnose)) {
     return ill_formed{};
   } else {
-    using T = typename E::value_type;
-    auto const in = eval(scores).contiguous();
-    auto const lens = eval(valid_lens).contiguous();
-    index_t const repeat = detail::check_valid_lens_values<D>("masked_softmax", "scores", in, lens);
-    using out_t = std::remove_cvref_t<decltype(in)>;
-    out_t out(uninitialized, in.extents());
-    detail::split_extents const s = detail::split_around<detail::index_of_v<D, typename E::specs>>(in.extents());
-    backend_masked_softmax(typename E::backend{}, in.data(), out.data(), s.outer, s.n, s.inner, lens.data(), repeat,
-                           static_cast<T>(masked_softmax_fill));
-    if (autograd::should_record(in)) {
-      // Softmax's rule on the result; the masked scores were replaced by a
-      // constant, so they get 0 (also in a row of valid length 0, whose
-      // result is uniform).
-      typename detail::line_node<typename E::backend, T>::saved keep;
-      keep.keep = out.storage();
-      keep.data = out.data();
-      auto const wide = detail::as_int64(lens);  // the rule reads 64-bit lengths (the same values)
-      keep.lens_keep = wide.storage();
-      keep.lens = wide.data();
-      keep.repeat = repeat;
-      detail::record_lines("masked_softmax", out, in, detail::line_rule::masked_softmax, s, std::move(keep));
-    }
-    return out;
+    return checked<call::masked_softmax>(
+        [&](auto const& scores, auto const& valid_lens) {
+          using T = typename E::value_type;
+          auto const in = eval(scores).contiguous();
+          auto const lens = eval(valid_lens).contiguous();
+          index_t const repeat = detail::check_valid_lens_values<D>("masked_softmax", "scores", in, lens);
+          using out_t = std::remove_cvref_t<decltype(in)>;
+          out_t out(uninitialized, in.extents());
+          kernel::lines const s = kernel::lines_along<detail::index_of_v<D, typename E::specs>>(in.extents());
+          backend_masked_softmax(typename E::backend{}, in.data(), out.data(), s.outer, s.n, s.inner, lens.data(),
+                                 repeat, static_cast<T>(masked_softmax_fill));
+          if (autograd::should_record(in)) {
+            // Softmax's rule on the result; the masked scores were replaced by a
+            // constant, so they get 0 (also in a row of valid length 0, whose
+            // result is uniform).
+            typename autograd::line_node<typename E::backend, T>::saved keep;
+            keep.keep = out.storage();
+            keep.data = out.data();
+            auto const wide = detail::as_int64(lens);  // the rule reads 64-bit lengths (the same values)
+            keep.lens_keep = wide.storage();
+            keep.lens = wide.data();
+            keep.repeat = repeat;
+            autograd::record_lines("masked_softmax", out, in, autograd::line_rule::masked_softmax, s, std::move(keep));
+          }
+          return out;
+        },
+        scores, valid_lens);
   }
 }
 

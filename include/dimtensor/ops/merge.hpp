@@ -10,10 +10,12 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <dimtensor/autograd/propagate.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dim.hpp>
 #include <dimtensor/core/dims.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
@@ -91,9 +93,7 @@ inline index_t merge_stride(index_t ea, index_t sa, index_t eb, index_t sb) {
 template <class A, class B, class To, class X>
   requires(Expression<X> || is_ill_formed_v<X>)
 auto merge(X const& x) {
-  using diagnosis = typename decltype(detail::merge_diagnosis<A, B, To, X>())::type;
-  if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
+  if constexpr (rejects(detail::merge_diagnosis<A, B, To, X>())) {
     return ill_formed{};
   } else {
     using L = typename X::specs;

@@ -9,9 +9,11 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <dimtensor/autograd/propagate.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
@@ -74,9 +76,7 @@ constexpr auto permute_diagnosis() {
 template <class... Ds, class X>
   requires(Expression<X> || is_ill_formed_v<X>)
 auto permute(X const& x) {
-  using diagnosis = typename decltype(detail::permute_diagnosis<X, Ds...>())::type;
-  if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
+  if constexpr (rejects(detail::permute_diagnosis<X, Ds...>())) {
     return ill_formed{};
   } else {
     using L = typename X::specs;

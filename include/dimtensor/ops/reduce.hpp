@@ -36,12 +36,15 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <dimtensor/autograd/propagate.hpp>
+#include <dimtensor/autograd/rules/line.hpp>
 #include <dimtensor/backends/backend.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
+#include <dimtensor/kernel/layout.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
@@ -67,135 +70,6 @@ struct needs_floating_point {
 }  // namespace diagnostic
 
 namespace detail {
-
-/// Extents seen as [outer, n, inner] around one dim: how the kernels see a
-/// row-major tensor.
-struct split_extents {
-  index_t outer;  ///< product of the extents before the dim
-  index_t n;      ///< the dim's extent
-  index_t inner;  ///< product of the extents after the dim
-};
-
-/// @p ext seen as [outer, n, inner] around position I.
-template <std::size_t I, std::size_t R>
-constexpr split_extents split_around(std::array<index_t, R> const& ext) {
-  split_extents s{1, ext[I], 1};
-  for (std::size_t k = 0; k < I; ++k) s.outer *= ext[k];
-  for (std::size_t k = I + 1; k < R; ++k) s.inner *= ext[k];
-  return s;
-}
-
-/// The rules of the operations that work on lines `[outer, n, inner]`.
-enum class line_rule : std::uint8_t {
-  softmax,         ///< softmax's: y (g - Σ g y)
-  log_softmax,     ///< log_softmax's: g - e^y Σ g
-  masked_softmax,  ///< softmax's within the valid length, 0 beyond
-  sum,             ///< the gradient expanded over n
-  mean,            ///< the gradient over n expanded over n
-  extremum,        ///< to the first extremum of each line
-  extremum_all,    ///< split evenly among the elements equal to the extremum (one line)
-  sequence_mask,   ///< the gradient within the valid length, 0 beyond
-  sum_repeats,     ///< repeat_interleave's: the n repeats summed back
-  index_add        ///< index_select's: each selected index adds its entries of g
-};
-
-/// @brief The node of an operation on lines `[outer, n, inner]` of its
-/// contiguous input (softmax, log_softmax, masked_softmax, and the
-/// reductions): one body per backend and element type, whatever the dims.
-template <class Backend, class T>
-class line_node final : public autograd::node {
- public:
-  /// What a rule reads, kept alive with the node.
-  struct saved {
-    std::shared_ptr<void const> keep;  ///< keeps `data` alive
-    T const* data = nullptr;           ///< the result (softmax) or the input (extremum)
-    std::shared_ptr<void const> extremum_keep;
-    T const* extremum = nullptr;  ///< the extremum of each line (extremum)
-    T extremum_all{};             ///< the extremum (extremum_all)
-    std::shared_ptr<void const> lens_keep;
-    std::int64_t const* lens = nullptr;  ///< valid lengths, or index_select's indices
-    index_t repeat = 1;                  ///< lines per valid length
-    index_t count = 0;                   ///< index_select's number of indices
-  };
-
-  /// The node named @p name of @p rule over lines @p s of the input
-  /// @p source, of @p size elements.
-  line_node(std::string_view name, line_rule rule, std::shared_ptr<autograd::tensor_state> source, index_t size,
-            split_extents s, saved keep)
-      : node(name), rule_(rule), size_(size), s_(s), saved_(std::move(keep)) {
-    inputs.push_back(std::move(source));
-  }
-
-  /// Computes the input's gradient and adds it.
-  void backward(autograd::tensor_state const& out) override {
-    T const* const g = static_cast<T const*>(out.grad_data);
-    index_t const n = size_;
-    auto dx = std::make_shared<typename Backend::template storage<T>>(n);
-    T* const d = dx->data();
-    T const* const y = saved_.data;
-    switch (rule_) {
-      case line_rule::softmax: backend_softmax_backward(Backend{}, y, g, d, s_.outer, s_.n, s_.inner); break;
-      case line_rule::log_softmax: backend_log_softmax_backward(Backend{}, y, g, d, s_.outer, s_.n, s_.inner); break;
-      case line_rule::masked_softmax:
-        backend_masked_softmax_backward(Backend{}, y, g, d, s_.outer, s_.n, s_.inner, saved_.lens, saved_.repeat);
-        break;
-      case line_rule::sum:
-      case line_rule::mean: {
-        // g (one value per [outer, inner]) read with stride 0 along n.
-        std::array<index_t, 3> const ext{s_.outer, s_.n, s_.inner};
-        strided_evaluator<T, 3> const ev{g, g, {s_.inner, 0, 1}, s_.n == 1};
-        if (rule_ == line_rule::sum) {
-          backend_assign(Backend{}, d, ext, ev);
-        } else {
-          using mean_ev = map_evaluator<fn::divides, strided_evaluator<T, 3>, scalar_evaluator<T>>;
-          backend_assign(Backend{}, d, ext, mean_ev{fn::divides{}, {ev, {static_cast<T>(s_.n)}}});
-        }
-        break;
-      }
-      case line_rule::extremum:
-        backend_extremum_backward(Backend{}, y, saved_.extremum, g, d, s_.outer, s_.n, s_.inner);
-        break;
-      case line_rule::extremum_all:
-        backend_extremum_all_backward(Backend{}, y, n, saved_.extremum_all, read_element(Backend{}, g), d);
-        break;
-      case line_rule::sequence_mask:
-        backend_sequence_mask(Backend{}, g, d, s_.outer, s_.n, s_.inner, saved_.lens, saved_.repeat, T(0));
-        break;
-      case line_rule::sum_repeats: backend_sum(Backend{}, g, d, s_.outer, s_.n, s_.inner); break;
-      case line_rule::index_add:
-        backend_fill(Backend{}, d, n, T(0));
-        backend_index_add(Backend{}, d, g, s_.outer, s_.n, s_.inner, saved_.lens, saved_.count);
-        break;
-    }
-    autograd::add_gradient<Backend, T>(*inputs.front(), std::move(dx), n);
-  }
-
- private:
-  line_rule rule_;
-  index_t size_;
-  split_extents s_;
-  saved saved_;
-};
-
-/// Records @p out as made by @p rule from the contiguous input @p in, seen
-/// as lines @p s.
-template <class Out, class In>
-void record_lines(std::string_view name, Out& out, In const& in, line_rule rule, split_extents s,
-                  typename line_node<typename In::backend, typename In::value_type>::saved keep) {
-  using node_t = line_node<typename In::backend, typename In::value_type>;
-  out.attach_grad_fn(std::make_shared<node_t>(name, rule, in.grad_state(), in.size(), s, std::move(keep)));
-}
-
-/// @p t's elements as 64-bit integers (t itself when they are): what the
-/// rules read lengths and indices as.
-template <class X>
-auto as_int64(X const& t) {
-  if constexpr (std::is_same_v<typename X::value_type, std::int64_t>) {
-    return t;
-  } else {
-    return eval(cast<std::int64_t>(t));
-  }
-}
 
 template <class D>
 struct keep_as_one {
@@ -274,7 +148,7 @@ auto diagnose_reduce() {
 }
 
 template <reduction_kind K, class Backend, class T, class R>
-void run_reduction(T const* in, R* out, split_extents s) {
+void run_reduction(T const* in, R* out, kernel::lines s) {
   if constexpr (K == reduction_kind::sum) {
     backend_sum(Backend{}, in, out, s.outer, s.n, s.inner);
   } else if constexpr (K == reduction_kind::mean) {
@@ -330,7 +204,7 @@ auto reduce_dim(E const& x) {
       using out_t = tensor_with_dims<typename E::backend, R, reduced_dims<D, S, Keep>>;
       constexpr std::size_t I = index_of_v<D, S>;
       auto const in = eval(x).contiguous();
-      split_extents const s = split_around<I>(in.extents());
+      kernel::lines const s = kernel::lines_along<I>(in.extents());
       if constexpr (needs_elements_v<K>) {
         if (s.n == 0) {
           throw value_error(std::string(reduction_name<K>) + ": cannot reduce over dimension " +
@@ -344,19 +218,21 @@ auto reduce_dim(E const& x) {
         if constexpr (std::is_floating_point_v<T>) {
           if (autograd::should_record(in)) {
             // The gradient expands over D (divided by its extent for mean).
-            record_lines(reduction_name<K>, out, in, K == reduction_kind::sum ? line_rule::sum : line_rule::mean, s, {});
+            autograd::record_lines(reduction_name<K>, out, in,
+                                   K == reduction_kind::sum ? autograd::line_rule::sum : autograd::line_rule::mean, s,
+                                   {});
           }
         }
       } else if constexpr (K == reduction_kind::max || K == reduction_kind::min) {
         if constexpr (std::is_floating_point_v<T>) {
           if (autograd::should_record(in)) {
             // To the first extremum along D (argmax's index), as PyTorch's max(dim) does.
-            typename line_node<typename E::backend, T>::saved keep;
+            typename autograd::line_node<typename E::backend, T>::saved keep;
             keep.keep = in.storage();
             keep.data = in.data();
             keep.extremum_keep = out.storage();
             keep.extremum = out.data();
-            record_lines(reduction_name<K>, out, in, line_rule::extremum, s, std::move(keep));
+            autograd::record_lines(reduction_name<K>, out, in, autograd::line_rule::extremum, s, std::move(keep));
           }
         }
       }
@@ -387,25 +263,26 @@ auto reduce_all(E const& x) {
         }
       }
       out_t out(uninitialized, {});
-      run_reduction<K, typename E::backend>(in.data(), out.data(), split_extents{1, in.size(), 1});
+      run_reduction<K, typename E::backend>(in.data(), out.data(), kernel::lines{1, in.size(), 1});
       if constexpr (K == reduction_kind::sum || K == reduction_kind::mean) {
         if constexpr (std::is_floating_point_v<T>) {
           if (autograd::should_record(in)) {
             // A rank-0 gradient broadcasts over every position (one line).
-            record_lines(reduction_name<K>, out, in, K == reduction_kind::sum ? line_rule::sum : line_rule::mean,
-                         split_extents{1, in.size(), 1}, {});
+            autograd::record_lines(reduction_name<K>, out, in,
+                                   K == reduction_kind::sum ? autograd::line_rule::sum : autograd::line_rule::mean,
+                                   kernel::lines{1, in.size(), 1}, {});
           }
         }
       } else if constexpr (K == reduction_kind::max || K == reduction_kind::min) {
         if constexpr (std::is_floating_point_v<T>) {
           if (autograd::should_record(in)) {
             // Split evenly among the elements equal to the extremum, as PyTorch's max() does.
-            typename line_node<typename E::backend, T>::saved keep;
+            typename autograd::line_node<typename E::backend, T>::saved keep;
             keep.keep = in.storage();
             keep.data = in.data();
             keep.extremum_all = out.item();
-            record_lines(reduction_name<K>, out, in, line_rule::extremum_all, split_extents{1, in.size(), 1},
-                         std::move(keep));
+            autograd::record_lines(reduction_name<K>, out, in, autograd::line_rule::extremum_all,
+                                   kernel::lines{1, in.size(), 1}, std::move(keep));
           }
         }
       }

@@ -7,10 +7,12 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <dimtensor/autograd/propagate.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dim.hpp>
 #include <dimtensor/core/dims.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
@@ -51,9 +53,7 @@ using rename_spec = std::conditional_t<is_static_v<S>, fixed<To, (is_static_v<S>
 template <class From, class To, class X>
   requires(Expression<X> || is_ill_formed_v<X>)
 auto rename(X const& x) {
-  using diagnosis = typename decltype(detail::rename_diagnosis<From, To, X>())::type;
-  if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
+  if constexpr (rejects(detail::rename_diagnosis<From, To, X>())) {
     return ill_formed{};
   } else {
     using L = typename X::specs;

@@ -11,13 +11,17 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <dimtensor/autograd/propagate.hpp>
+#include <dimtensor/autograd/rules/line.hpp>
 #include <dimtensor/backends/backend.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dim.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
+#include <dimtensor/kernel/layout.hpp>
 #include <dimtensor/ops/reduce.hpp>
 #include <dimtensor/tensor/lengths.hpp>
 #include <dimtensor/tensor/tensor.hpp>
@@ -61,9 +65,7 @@ constexpr auto repeat_interleave_diagnosis() {
 template <class D, class To = D, class X>
   requires(Expression<X> || is_ill_formed_v<X>)
 auto repeat_interleave(X const& x, index_t repeats) {
-  using diagnosis = typename decltype(detail::repeat_interleave_diagnosis<D, To, X>())::type;
-  if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
+  if constexpr (rejects(detail::repeat_interleave_diagnosis<D, To, X>())) {
     return ill_formed{};
   } else {
     using L = typename X::specs;
@@ -105,8 +107,8 @@ auto repeat_interleave(X const& x, index_t repeats) {
         index_t inner = 1;
         for (std::size_t k = 0; k <= pos; ++k) rows *= t.extents()[k];
         for (std::size_t k = pos + 1; k < r; ++k) inner *= t.extents()[k];
-        detail::record_lines("repeat_interleave", out, t, detail::line_rule::sum_repeats,
-                             detail::split_extents{rows, repeats, inner}, {});
+        autograd::record_lines("repeat_interleave", out, t, autograd::line_rule::sum_repeats,
+                               kernel::lines{rows, repeats, inner}, {});
       }
     }
     if constexpr (is_lengths_v<X>) {

@@ -9,12 +9,14 @@
 #include <type_traits>
 
 #include <dimtensor/autograd/propagate.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dim.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
@@ -47,44 +49,43 @@ constexpr auto select_diagnosis() {
 /// [-extent, extent) is a `value_error` naming D, its extent and i.
 template <class D, class X>
 requires(Expression<X> || is_ill_formed_v<X>) auto select(X const& x, index_t i) {
-  using diagnosis = typename decltype(detail::select_diagnosis<D, X>())::type;
-  if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
-    return ill_formed{};
-  } else {
-    using L = typename X::specs;
-    constexpr std::size_t r = X::rank;
-    constexpr std::size_t pos = detail::index_of_v<D, L>;
-    auto const t = eval(x);
-    index_t const e = t.extents()[pos];
-    if (i < -e || i >= e) {
-      throw value_error("select: index " + std::to_string(i) + " out of range for dimension " +
-                        std::string(dim_name_v<D>) + " of extent " + std::to_string(e) +
-                        " (need -extent <= index < extent)");
-    }
-    index_t const at = i < 0 ? i + e : i;
-    std::array<index_t, r - 1> ext{};
-    std::array<index_t, r - 1> str{};
-    for (std::size_t k = 0; k + 1 < r; ++k) {
-      std::size_t const from = k < pos ? k : k + 1;
-      ext[k] = t.extents()[from];
-      str[k] = t.strides()[from];
-    }
-    using out_t = tensor_with_dims<typename X::backend, typename X::value_type, detail::remove_dim<D, L>>;
-    // An empty result keeps the origin, so no pointer is formed past the storage.
-    bool const empty = t.size() == 0;
-    out_t out(t.storage(), empty ? t.data() : t.data() + at * t.strides()[pos], ext, str);
-    if constexpr (std::is_floating_point_v<typename X::value_type>) {
-      if (autograd::should_record(t)) {
-        // The gradient: zeros of x's extents with g at index `at` along D.
-        auto const dense = detail::row_major_strides(t.extents());
-        std::array<index_t, r - 1> dstr{};
-        for (std::size_t k = 0; k + 1 < r; ++k) dstr[k] = dense[k < pos ? k : k + 1];
-        autograd::record_view("select", out, t, dstr, empty ? 0 : at * dense[pos]);
-      }
-    }
-    return out;
+if constexpr (rejects(detail::select_diagnosis<D, X>())) {
+  return ill_formed{};
+}
+else {
+  using L = typename X::specs;
+  constexpr std::size_t r = X::rank;
+  constexpr std::size_t pos = detail::index_of_v<D, L>;
+  auto const t = eval(x);
+  index_t const e = t.extents()[pos];
+  if (i < -e || i >= e) {
+    throw value_error("select: index " + std::to_string(i) + " out of range for dimension " +
+                      std::string(dim_name_v<D>) + " of extent " + std::to_string(e) +
+                      " (need -extent <= index < extent)");
   }
+  index_t const at = i < 0 ? i + e : i;
+  std::array<index_t, r - 1> ext{};
+  std::array<index_t, r - 1> str{};
+  for (std::size_t k = 0; k + 1 < r; ++k) {
+    std::size_t const from = k < pos ? k : k + 1;
+    ext[k] = t.extents()[from];
+    str[k] = t.strides()[from];
+  }
+  using out_t = tensor_with_dims<typename X::backend, typename X::value_type, detail::remove_dim<D, L>>;
+  // An empty result keeps the origin, so no pointer is formed past the storage.
+  bool const empty = t.size() == 0;
+  out_t out(t.storage(), empty ? t.data() : t.data() + at * t.strides()[pos], ext, str);
+  if constexpr (std::is_floating_point_v<typename X::value_type>) {
+    if (autograd::should_record(t)) {
+      // The gradient: zeros of x's extents with g at index `at` along D.
+      auto const dense = detail::row_major_strides(t.extents());
+      std::array<index_t, r - 1> dstr{};
+      for (std::size_t k = 0; k + 1 < r; ++k) dstr[k] = dense[k < pos ? k : k + 1];
+      autograd::record_view("select", out, t, dstr, empty ? 0 : at * dense[pos]);
+    }
+  }
+  return out;
+}
 }
 
 }  // namespace dimtensor

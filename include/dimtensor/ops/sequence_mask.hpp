@@ -30,12 +30,16 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <dimtensor/autograd/propagate.hpp>
+#include <dimtensor/autograd/rules/line.hpp>
 #include <dimtensor/backends/backend.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
+#include <dimtensor/kernel/layout.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/reduce.hpp>
 #include <dimtensor/tensor/lengths.hpp>
@@ -102,17 +106,6 @@ constexpr std::size_t first_static_mismatch() {
   return rank_v<Lengths>;
 }
 
-/// What the compile-time checks of a valid-lengths argument find first.
-enum class valid_lens_status {
-  ok,
-  absent_dim,
-  measures_another_dim,
-  backends_differ,
-  not_integral,
-  not_leading,
-  extents_differ
-};
-
 /// Whether valid lengths @p L may mask @p D: typed lengths of D's tag, or
 /// untyped ones (a plain integer tensor, unchecked).
 template <class L, class D>
@@ -129,53 +122,34 @@ using lens_measure_diagnosis_t =
                        diagnostic::valid_lens_measure_another_dim<Call, diagnostic::measured<measured_dim_t<L>>,
                                                                   diagnostic::masked<dim_of<D>>>>;
 
-// Checks valid lengths L for masking X along D.  Computed without
-// instantiating a diagnostic, so that the `if constexpr` testing it stays
-// a constant expression (see reduce_check).
-template <class D, class X, class L>
-constexpr valid_lens_status valid_lens_check() {
+/// @brief The rule of valid lengths @p L given to @p Call, which masks
+/// @p X along @p D: D a dim of X, lengths of D (when typed), on X's
+/// backend, of int32 or int64, whose dims are a leading part of X's
+/// without D with the same static extents. Returns the diagnosis naming
+/// @p Call (`std::type_identity`, void when the lengths are right).
+template <class Call, class D, class X, class L>
+constexpr auto valid_lens_diagnosis() {
   using S = typename X::specs;
   using LS = typename L::specs;
   using LT = typename L::value_type;
-  if constexpr (!contains_v<D, S>) {
-    return valid_lens_status::absent_dim;
-  } else if constexpr (!measures_v<L, D>) {
-    return valid_lens_status::measures_another_dim;
-  } else if constexpr (!std::is_same_v<typename L::backend, typename X::backend>) {
-    return valid_lens_status::backends_differ;
-  } else if constexpr (!std::is_same_v<LT, std::int32_t> && !std::is_same_v<LT, std::int64_t>) {
-    return valid_lens_status::not_integral;
-  } else if constexpr (!is_prefix_v<LS, remove_dim<D, S>>) {
-    return valid_lens_status::not_leading;
-  } else if constexpr (first_static_mismatch<LS, remove_dim<D, S>>() < rank_v<LS>) {
-    return valid_lens_status::extents_differ;
-  } else {
-    return valid_lens_status::ok;
-  }
-}
-
-/// Instantiates the diagnostic for what valid_lens_check found, naming @p Call.
-template <class Call, class D, class X, class L>
-auto diagnose_valid_lens() {
-  using S = typename X::specs;
-  using LS = typename L::specs;
   using rest = remove_dim<D, S>;
-  constexpr valid_lens_status status = valid_lens_check<D, X, L>();
-  if constexpr (status == valid_lens_status::absent_dim) {
-    (void)diagnostic::fire<diagnostic::not_a_dimension_of<Call, D, S>>;
-  } else if constexpr (status == valid_lens_status::measures_another_dim) {
-    (void)diagnostic::fire<lens_measure_diagnosis_t<Call, L, D>>;
-  } else if constexpr (status == valid_lens_status::backends_differ) {
-    (void)diagnostic::fire<diagnostic::backends_differ<Call, typename X::backend, typename L::backend>>;
-  } else if constexpr (status == valid_lens_status::not_integral) {
-    (void)diagnostic::fire<diagnostic::valid_lens_not_integral<Call, typename L::value_type>>;
-  } else if constexpr (status == valid_lens_status::not_leading) {
-    (void)diagnostic::fire<diagnostic::valid_lens_not_a_leading_part<Call, LS, rest>>;
-  } else if constexpr (status == valid_lens_status::extents_differ) {
+  if constexpr (!contains_v<D, S>) {
+    return std::type_identity<diagnostic::not_a_dimension_of<Call, D, S>>{};
+  } else if constexpr (!measures_v<L, D>) {
+    return std::type_identity<lens_measure_diagnosis_t<Call, L, D>>{};
+  } else if constexpr (!std::is_same_v<typename L::backend, typename X::backend>) {
+    return std::type_identity<diagnostic::backends_differ<Call, typename X::backend, typename L::backend>>{};
+  } else if constexpr (!std::is_same_v<LT, std::int32_t> && !std::is_same_v<LT, std::int64_t>) {
+    return std::type_identity<diagnostic::valid_lens_not_integral<Call, LT>>{};
+  } else if constexpr (!is_prefix_v<LS, rest>) {
+    return std::type_identity<diagnostic::valid_lens_not_a_leading_part<Call, LS, rest>>{};
+  } else if constexpr (first_static_mismatch<LS, rest>() < rank_v<LS>) {
     constexpr std::size_t bad = first_static_mismatch<LS, rest>();
-    (void)diagnostic::fire<diagnostic::extent_mismatch<
+    return std::type_identity<diagnostic::extent_mismatch<
         Call, dim_of<spec_at<LS, bad>>,
-        diagnostic::extents<static_extent_v<spec_at<rest, bad>>, static_extent_v<spec_at<LS, bad>>>>>;
+        diagnostic::extents<static_extent_v<spec_at<rest, bad>>, static_extent_v<spec_at<LS, bad>>>>>{};
+  } else {
+    return std::type_identity<void>{};
   }
 }
 
@@ -231,35 +205,44 @@ index_t check_valid_lens_values(std::string_view call, std::string_view x_name, 
 /// `value_error`.  Returns a new tensor (d2l's version writes into X).
 template <class D, detail::Operand E, detail::Operand L, Scalar V = int>
 auto sequence_mask(E const& x, L const& valid_len, V value = V(0)) {
-  if constexpr (any_ill_formed_v<E, L>) {
-    return ill_formed{};
-  } else if constexpr (detail::valid_lens_check<D, E, L>() != detail::valid_lens_status::ok) {
-    detail::diagnose_valid_lens<call::sequence_mask, D, E, L>();
+  auto const diagnose = [] {
+    if constexpr (any_ill_formed_v<E, L>) {
+      return std::type_identity<ill_formed>{};
+    } else {
+      return detail::valid_lens_diagnosis<call::sequence_mask, D, E, L>();
+    }
+  }();
+  if constexpr (rejects(diagnose)) {
     return ill_formed{};
   } else {
-    using T = typename E::value_type;
-    static_assert(detail::scalar_fits<E, V>(),
-                  "dimtensor: a floating-point mask value with an integer tensor; cast the tensor first (cast<float>(x))");
-    auto const in = eval(x).contiguous();
-    auto const lens = eval(valid_len).contiguous();
-    index_t const repeat = detail::check_valid_lens_values<D>("sequence_mask", "x", in, lens);
-    using out_t = std::remove_cvref_t<decltype(in)>;
-    out_t out(uninitialized, in.extents());
-    detail::split_extents const s = detail::split_around<detail::index_of_v<D, typename E::specs>>(in.extents());
-    backend_sequence_mask(typename E::backend{}, in.data(), out.data(), s.outer, s.n, s.inner, lens.data(), repeat,
-                          static_cast<T>(value));
-    if constexpr (std::is_floating_point_v<T>) {
-      if (autograd::should_record(in)) {
-        // The kept elements pass the gradient through; the replaced ones get 0.
-        typename detail::line_node<typename E::backend, T>::saved keep;
-        auto const wide = detail::as_int64(lens);
-        keep.lens_keep = wide.storage();
-        keep.lens = wide.data();
-        keep.repeat = repeat;
-        detail::record_lines("sequence_mask", out, in, detail::line_rule::sequence_mask, s, std::move(keep));
-      }
-    }
-    return out;
+    return checked<call::sequence_mask>(
+        [&](auto const& x, auto const& valid_len) {
+          using T = typename E::value_type;
+          static_assert(
+              detail::scalar_fits<E, V>(),
+              "dimtensor: a floating-point mask value with an integer tensor; cast the tensor first (cast<float>(x))");
+          auto const in = eval(x).contiguous();
+          auto const lens = eval(valid_len).contiguous();
+          index_t const repeat = detail::check_valid_lens_values<D>("sequence_mask", "x", in, lens);
+          using out_t = std::remove_cvref_t<decltype(in)>;
+          out_t out(uninitialized, in.extents());
+          kernel::lines const s = kernel::lines_along<detail::index_of_v<D, typename E::specs>>(in.extents());
+          backend_sequence_mask(typename E::backend{}, in.data(), out.data(), s.outer, s.n, s.inner, lens.data(),
+                                repeat, static_cast<T>(value));
+          if constexpr (std::is_floating_point_v<T>) {
+            if (autograd::should_record(in)) {
+              // The kept elements pass the gradient through; the replaced ones get 0.
+              typename autograd::line_node<typename E::backend, T>::saved keep;
+              auto const wide = detail::as_int64(lens);
+              keep.lens_keep = wide.storage();
+              keep.lens = wide.data();
+              keep.repeat = repeat;
+              autograd::record_lines("sequence_mask", out, in, autograd::line_rule::sequence_mask, s, std::move(keep));
+            }
+          }
+          return out;
+        },
+        x, valid_len);
   }
 }
 

@@ -11,11 +11,13 @@
 
 #include <dimtensor/autograd/propagate.hpp>
 #include <dimtensor/backends/backend.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dim.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
@@ -51,9 +53,7 @@ constexpr auto slice_diagnosis() {
 template <class D, class X>
   requires(Expression<X> || is_ill_formed_v<X>)
 auto slice(X const& x, index_t begin, index_t end, index_t step = 1) {
-  using diagnosis = typename decltype(detail::slice_diagnosis<D, X>())::type;
-  if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
+  if constexpr (rejects(detail::slice_diagnosis<D, X>())) {
     return ill_formed{};
   } else {
     using L = typename X::specs;

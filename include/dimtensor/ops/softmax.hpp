@@ -19,10 +19,14 @@
 #include <type_traits>
 
 #include <dimtensor/autograd/propagate.hpp>
+#include <dimtensor/autograd/rules/line.hpp>
 #include <dimtensor/backends/backend.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
+#include <dimtensor/kernel/call.hpp>
+#include <dimtensor/kernel/layout.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/reduce.hpp>
 #include <dimtensor/tensor/tensor.hpp>
@@ -31,30 +35,19 @@ namespace dimtensor {
 
 namespace detail {
 
-/// What the compile-time checks of a softmax find first.
-enum class softmax_status { ok, absent_dim, not_floating_point };
-
-// Computed without instantiating a diagnostic, so that the `if constexpr`
-// testing it stays a constant expression (see reduce_check).
-template <class D, class E>
-constexpr softmax_status softmax_check() {
-  if constexpr (!contains_v<D, typename E::specs>) {
-    return softmax_status::absent_dim;
-  } else if constexpr (!std::is_floating_point_v<typename E::value_type>) {
-    return softmax_status::not_floating_point;
+/// The rule of a softmax along D of x: D is a dim of x, the elements are
+/// floating point (the diagnosis that names @p Call, `ill_formed` for a
+/// rejected operand, or void).
+template <class Call, class D, class X>
+constexpr auto softmax_diagnosis() {
+  if constexpr (is_ill_formed_v<X>) {
+    return std::type_identity<ill_formed>{};
+  } else if constexpr (!contains_v<D, typename X::specs>) {
+    return std::type_identity<diagnostic::not_a_dimension_of<Call, D, typename X::specs>>{};
+  } else if constexpr (!std::is_floating_point_v<typename X::value_type>) {
+    return std::type_identity<diagnostic::needs_floating_point<Call, typename X::value_type>>{};
   } else {
-    return softmax_status::ok;
-  }
-}
-
-/// Instantiates the diagnostic for what softmax_check found, naming @p Call.
-template <class Call, class D, class E>
-auto diagnose_softmax() {
-  constexpr softmax_status status = softmax_check<D, E>();
-  if constexpr (status == softmax_status::absent_dim) {
-    (void)diagnostic::fire<diagnostic::not_a_dimension_of<Call, D, typename E::specs>>;
-  } else if constexpr (status == softmax_status::not_floating_point) {
-    (void)diagnostic::fire<diagnostic::needs_floating_point<Call, typename E::value_type>>;
+    return std::type_identity<void>{};
   }
 }
 
@@ -64,7 +57,7 @@ auto softmax_unchecked(E const& x) {
   auto const in = eval(x).contiguous();
   using out_t = std::remove_cvref_t<decltype(in)>;
   out_t out(uninitialized, in.extents());
-  split_extents const s = split_around<index_of_v<D, typename E::specs>>(in.extents());
+  kernel::lines const s = kernel::lines_along<index_of_v<D, typename E::specs>>(in.extents());
   if constexpr (Log) {
     backend_log_softmax(typename E::backend{}, in.data(), out.data(), s.outer, s.n, s.inner);
   } else {
@@ -74,24 +67,21 @@ auto softmax_unchecked(E const& x) {
   // gradient on to its tensors.
   if (autograd::should_record(in)) {
     // The rule reads the result only; of `in`, only its place in the graph is kept.
-    typename line_node<typename E::backend, typename E::value_type>::saved keep;
+    typename autograd::line_node<typename E::backend, typename E::value_type>::saved keep;
     keep.keep = out.storage();
     keep.data = out.data();
-    record_lines(Log ? "log_softmax" : "softmax", out, in, Log ? line_rule::log_softmax : line_rule::softmax, s,
-                 std::move(keep));
+    autograd::record_lines(Log ? "log_softmax" : "softmax", out, in,
+                           Log ? autograd::line_rule::log_softmax : autograd::line_rule::softmax, s, std::move(keep));
   }
   return out;
 }
 
 template <class Call, bool Log, class D, class E>
 auto softmax_along(E const& x) {
-  if constexpr (is_ill_formed_v<E>) {
-    return ill_formed{};
-  } else if constexpr (softmax_check<D, E>() != softmax_status::ok) {
-    diagnose_softmax<Call, D, E>();
+  if constexpr (rejects(softmax_diagnosis<Call, D, E>())) {
     return ill_formed{};
   } else {
-    return softmax_unchecked<Log, D>(x);
+    return checked<Call>([&](auto const& x) { return softmax_unchecked<Log, D>(x); }, x);
   }
 }
 

@@ -10,11 +10,13 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <dimtensor/autograd/propagate.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dim.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/ops/merge.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
@@ -118,9 +120,7 @@ struct split_result {
 template <class D, class Outer, class Inner, class X, class Count>
   requires(Expression<X> || is_ill_formed_v<X>)
 auto split(X const& x, Count const& parts) {
-  using diagnosis = typename decltype(detail::split_diagnosis<D, Outer, Inner, Count, X>())::type;
-  if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
+  if constexpr (rejects(detail::split_diagnosis<D, Outer, Inner, Count, X>())) {
     return ill_formed{};
   } else {
     using L = typename X::specs;

@@ -8,12 +8,14 @@
 #include <string>
 
 #include <dimtensor/autograd/propagate.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dim.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
@@ -68,9 +70,7 @@ constexpr auto squeeze_diagnosis() {
 template <class D, class X>
   requires(Expression<X> || is_ill_formed_v<X>)
 auto squeeze(X const& x) {
-  using diagnosis = typename decltype(detail::squeeze_diagnosis<D, X>())::type;
-  if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
+  if constexpr (rejects(detail::squeeze_diagnosis<D, X>())) {
     return ill_formed{};
   } else {
     using L = typename X::specs;

@@ -14,12 +14,14 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <dimtensor/autograd/propagate.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dim.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/ops/concat.hpp>
 #include <dimtensor/ops/unsqueeze.hpp>
 #include <dimtensor/tensor/tensor.hpp>
@@ -64,9 +66,7 @@ template <class New, std::size_t Pos = 0, std::ranges::input_range R>
 requires(Expression<std::remove_cvref_t<std::ranges::range_reference_t<R>>>) auto stack(R&& parts) {
   using X = std::remove_cvref_t<std::ranges::range_reference_t<R>>;
   using L = typename X::specs;
-  using diagnosis = typename decltype(detail::stack_diagnosis<New, Pos, L>())::type;
-  if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnostic::fire<diagnosis>;
+  if constexpr (rejects(detail::stack_diagnosis<New, Pos, L>())) {
     return ill_formed{};
   } else {
     constexpr std::size_t r = X::rank;

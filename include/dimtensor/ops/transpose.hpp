@@ -10,9 +10,11 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <dimtensor/autograd/propagate.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
@@ -48,9 +50,7 @@ constexpr auto transpose_diagnosis() {
 template <class A, class B, class X>
   requires(Expression<X> || is_ill_formed_v<X>)
 auto transpose(X const& x) {
-  using diagnosis = typename decltype(detail::transpose_diagnosis<A, B, X>())::type;
-  if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
+  if constexpr (rejects(detail::transpose_diagnosis<A, B, X>())) {
     return ill_formed{};
   } else {
     using L = typename X::specs;

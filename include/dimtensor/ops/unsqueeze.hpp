@@ -9,10 +9,12 @@
 #include <boost/mp11/algorithm.hpp>
 
 #include <dimtensor/autograd/propagate.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dim.hpp>
 #include <dimtensor/core/dims.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
@@ -67,9 +69,7 @@ constexpr auto unsqueeze_diagnosis() {
 template <class D, std::size_t Pos, class X>
   requires(Expression<X> || is_ill_formed_v<X>)
 auto unsqueeze(X const& x) {
-  using diagnosis = typename decltype(detail::unsqueeze_diagnosis<D, Pos, X>())::type;
-  if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
+  if constexpr (rejects(detail::unsqueeze_diagnosis<D, Pos, X>())) {
     return ill_formed{};
   } else {
     using L = typename X::specs;

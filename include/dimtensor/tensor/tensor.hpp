@@ -26,6 +26,7 @@
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/kernel/evaluator.hpp>
 
 namespace dimtensor {

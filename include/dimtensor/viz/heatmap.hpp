@@ -17,6 +17,7 @@
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/ops/to.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 #include <dimtensor/viz/figure.hpp>
@@ -25,9 +26,9 @@ namespace dimtensor {
 
 namespace call {
 /// `viz::show_heatmaps` and `viz::layout_heatmaps`.
-struct show_heatmaps {};
+struct show_heatmaps : named<"show_heatmaps"> {};
 /// `viz::show_heatmap` and `viz::layout_heatmap`.
-struct show_heatmap {};
+struct show_heatmap : named<"show_heatmap"> {};
 }  // namespace call
 
 namespace diagnostic {

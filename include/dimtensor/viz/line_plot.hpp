@@ -17,6 +17,7 @@
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/ops/to.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 #include <dimtensor/viz/figure.hpp>
@@ -25,7 +26,7 @@ namespace dimtensor {
 
 namespace call {
 /// `viz::series_of`.
-struct series_of {};
+struct series_of : named<"series_of"> {};
 }  // namespace call
 
 namespace diagnostic {

@@ -53,6 +53,22 @@ TEST_CASE("functions: exp log tanh sigmoid relu sqrt sin cos abs square pow", "[
   check_gradients([](auto const& x) { return dt::abs(x); }, away);
 }
 
+TEST_CASE("erf, and GELU written with it, on the CPU interpreter and through float", "[autograd][elementwise]") {
+  auto a = uniform<matrix>({3, 5}, 8, -2.5, 2.5);
+  check_gradients([](auto const& x) { return dt::erf(x); }, a);
+  // GELU's exact form, as torch.nn.functional.gelu: x/2 (1 + erf(x/sqrt(2))).
+  auto gelu = [](auto const& x) { return x * 0.5 * (dt::erf(x * M_SQRT1_2) + 1.0); };
+  check_gradients(gelu, a);
+  // The float interpreter (the runtime's loops) against the double one.
+  auto af = dt::eval(dt::cast<float>(a)).detach().requires_grad_();
+  dt::sum(gelu(af) * gelu(af)).backward();
+  auto ad = a.detach().requires_grad_();
+  dt::sum(gelu(ad) * gelu(ad)).backward();
+  for (dt::index_t i = 0; i < a.size(); ++i) {
+    CHECK(static_cast<double>(af.grad().data()[i]) == Approx(ad.grad().data()[i]).epsilon(2e-6).margin(1e-6));
+  }
+}
+
 TEST_CASE("maximum, minimum and where route the gradient", "[autograd][elementwise]") {
   auto a = uniform<matrix>({3, 3}, 6);
   auto b = uniform<matrix>({3, 3}, 7);

@@ -160,36 +160,3 @@ TEST_CASE("math: sigmoid(float) and the double versions", "[core][math]") {
     CHECK(m::sigmoid(x) == Approx(1.0 / (1.0 + std::exp(-x))).epsilon(1e-15));
   }
 }
-
-TEST_CASE("math: elementwise function objects", "[core][math]") {
-  namespace fn = dt::fn;
-  CHECK(fn::negate{}(3.0f) == -3.0f);
-  CHECK(fn::abs{}(-2.5) == 2.5);
-  CHECK(fn::abs{}(std::int32_t{-7}) == 7);
-  CHECK(fn::relu{}(-1.0f) == 0.0f);
-  CHECK(fn::relu{}(2.0f) == 2.0f);
-  CHECK(fn::relu{}(std::int64_t{-5}) == 0);
-  CHECK(fn::square{}(-3) == 9);
-  CHECK(fn::exp{}(1.0f) == m::exp(1.0f));
-  CHECK(fn::exp{}(std::int32_t{2}) == 7);  // e^2 = 7.39, truncated like a cast
-  CHECK(fn::tanh{}(0.5) == std::tanh(0.5));
-  CHECK(fn::sigmoid{}(std::int32_t{0}) == 0);
-  CHECK(fn::log{}(std::exp(2.0)) == Approx(2.0));
-  CHECK(fn::sqrt{}(16.0f) == 4.0f);
-  CHECK(fn::sin{}(0.5) == std::sin(0.5));
-  CHECK(fn::cos{}(0.5f) == std::cos(0.5f));
-  CHECK(fn::pow{}(2.0f, 10.0f) == 1024.0f);
-  CHECK(fn::pow{}(std::int32_t{3}, std::int32_t{4}) == 81);
-  CHECK(fn::maximum{}(1, 2) == 2);
-  CHECK(fn::minimum{}(1.5, -2.5) == -2.5);
-  CHECK(fn::equal_to{}(1, 1));
-  CHECK(fn::not_equal_to{}(1, 2));
-  CHECK(fn::less{}(1.0f, 2.0f));
-  CHECK(fn::less_equal{}(2, 2));
-  CHECK_FALSE(fn::greater{}(2, 2));
-  CHECK(fn::greater_equal{}(2, 2));
-  CHECK(fn::select{}(true, 1.0f, 2.0f) == 1.0f);
-  CHECK(fn::select{}(false, 1.0f, 2.0f) == 2.0f);
-  CHECK(fn::cast<std::int32_t>{}(2.9f) == 2);
-  CHECK(fn::cast<bool>{}(0.0) == false);
-}

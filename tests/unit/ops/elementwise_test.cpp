@@ -61,6 +61,7 @@ TEMPLATE_TEST_CASE("elementwise: unary functions match std::", "[ops][elementwis
   CHECK(max_error(dt::sigmoid(x), x, [](T v) { return 1.0 / (1.0 + std::exp(-static_cast<double>(v))); }) <=
         tol<T>);
   CHECK(max_error(dt::relu(x), x, [](T v) { return v > 0 ? v : T(0); }) == 0);
+  CHECK(max_error(dt::erf(x), x, [](T v) { return std::erf(static_cast<double>(v)); }) <= tol<T>);
   CHECK(max_error(dt::sqrt(pos), pos, [](T v) { return std::sqrt(v); }) == 0);
   CHECK(max_error(dt::sin(x), x, [](T v) { return std::sin(v); }) == 0);
   CHECK(max_error(dt::cos(x), x, [](T v) { return std::cos(v); }) == 0);

@@ -23,6 +23,7 @@
 #include <dimtensor/config.hpp>
 #include <dimtensor/kernel/attention.hpp>
 #include <dimtensor/kernel/blas_layout.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/kernel/evaluator.hpp>
 #include <dimtensor/kernel/math.hpp>
 
@@ -52,9 +53,9 @@ void entry_weights(kernel::attention_problem<T> const& p, index_t b, index_t con
   backend_gemm_batched(B{}, 1, p.queries, p.kv, p.d, rows_of(p.q.row(b, 0), p.q.row_stride),
                        columns_of(p.k.row(b, 0), p.k.row_stride), rows_of(s, p.kv));
   using dense = dimtensor::detail::strided_evaluator<T, 1>;
-  using scaled = dimtensor::detail::map_evaluator<fn::divides, dense, dimtensor::detail::scalar_evaluator<T>>;
+  using scaled = dimtensor::detail::map_evaluator<call::divides, dense, dimtensor::detail::scalar_evaluator<T>>;
   backend_assign(B{}, s, std::array<index_t, 1>{p.queries * p.kv},
-                 scaled{fn::divides{}, {dense{s, s, {1}, true}, dimtensor::detail::scalar_evaluator<T>{p.scale}}});
+                 scaled{call::divides{}, {dense{s, s, {1}, true}, dimtensor::detail::scalar_evaluator<T>{p.scale}}});
   if (lens != nullptr) {
     backend_masked_softmax(B{}, static_cast<T const*>(s), w, p.queries, p.kv, index_t{1}, lens + b * p.queries,
                            index_t{1}, static_cast<T>(attention_masked_score));
@@ -116,10 +117,10 @@ void attention_backward(kernel::attention_problem<T> const& p, T const*, T const
       backend_softmax_backward(B{}, wc, static_cast<T const*>(s.data()), ds.data(), p.queries, p.kv, index_t{1});
     }
     using dense = dimtensor::detail::strided_evaluator<T, 1>;
-    using scaled = dimtensor::detail::map_evaluator<fn::divides, dense, dimtensor::detail::scalar_evaluator<T>>;
+    using scaled = dimtensor::detail::map_evaluator<call::divides, dense, dimtensor::detail::scalar_evaluator<T>>;
     T* const d = ds.data();
     backend_assign(B{}, d, std::array<index_t, 1>{n},
-                   scaled{fn::divides{}, {dense{d, d, {1}, true}, dimtensor::detail::scalar_evaluator<T>{p.scale}}});
+                   scaled{call::divides{}, {dense{d, d, {1}, true}, dimtensor::detail::scalar_evaluator<T>{p.scale}}});
     T const* const dsc = ds.data();
     // dq = ds k; dk = dsᵀ q.
     backend_gemm_batched(B{}, 1, p.queries, p.d, p.kv, rows_of(dsc, p.kv), rows_of(p.k.row(b, 0), p.k.row_stride),

@@ -31,8 +31,10 @@
 #include <string_view>
 #include <type_traits>
 
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/nn/attention/common.hpp>
 #include <dimtensor/ops/additive_scores.hpp>
 #include <dimtensor/nn/dropout.hpp>
@@ -144,42 +146,44 @@ class additive_attention
   template <class Q, class K, class V, class... L>
     requires(sizeof...(L) <= 1)
   auto operator()(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
-    using diagnosis = typename detail::first_diagnosis<
-        typename decltype(detail::additive_diagnosis<Queries, KV, QueryFeat, KeyFeat, Hidden, expr_t<Q>, expr_t<K>,
-                                                     expr_t<V>>())::type,
-        detail::lens_diagnosis_t<call::additive_attention, KV, L...>>::type;
-    if constexpr (!std::is_void_v<diagnosis>) {
-      (void)diagnostic::fire<diagnosis>;  // the compile error, unless an operand was ill_formed
+    if constexpr (rejects(first_diagnosis(
+                      detail::additive_diagnosis<Queries, KV, QueryFeat, KeyFeat, Hidden, expr_t<Q>, expr_t<K>,
+                                                 expr_t<V>>(),
+                      std::type_identity<detail::lens_diagnosis_t<call::additive_attention, KV, L...>>{}))) {
       return ill_formed{};
     } else {
-      return dimtensor::detail::in_call(module_name, [&] {
-        using feature_dims = boost::mp11::mp_list<QueryFeat, KeyFeat>;
-        detail::check_layer_input<QueryFeat>(module_name, queries, "queries", W_q.in_features(), "W_q");
-        detail::check_layer_input<KeyFeat>(module_name, keys, "keys", W_k.in_features(), "W_k");
-        detail::check_qkv_extents<Q, K, V, feature_dims, feature_dims>(module_name, queries, keys, values);
-        auto const q = W_q(queries);  // [batch…, Queries, Hidden]
-        // [batch…, KV, Hidden], in the queries' order.
-        auto const k = detail::keys_in_queries_order<Queries, KV,
-                                                     dimtensor::detail::tags_of<typename decltype(q)::specs>>(W_k(keys));
-        constexpr std::size_t after_queries = dimtensor::detail::index_of_v<Queries, typename decltype(q)::specs> + 1;
-        constexpr std::size_t at_kv = dimtensor::detail::index_of_v<KV, typename decltype(k)::specs>;
-        using plan = dimtensor::detail::additive_plan<Queries, KV, Hidden, typename decltype(q)::specs,
-                                                      typename decltype(k)::specs>;
-        if constexpr (plan::ok && has_additive_scores_kernel<Backend, T>) {
-          // The backend's scores kernel: no [batch…, Queries, KV, Hidden] features (ops/additive_scores.hpp).
-          auto const scores = additive_attention_scores<Queries, KV, Hidden>(q, k, w_v.weight, valid_lens...);
-          using composed_t = decltype(dimtensor::eval(
-              squeeze<Score>(w_v(tanh(unsqueeze<KV, after_queries>(q) + unsqueeze<Queries, at_kv>(k))))));
-          static_assert(std::is_same_v<std::remove_cvref_t<decltype(scores)>, composed_t>,
-                        "dimtensor internal: the scores operation's type differs from the composed scores'");
-          return this->template attend<KV>(scores, values, valid_lens...);
-        } else {
-          // Broadcast q over KV and k over Queries: [batch…, Queries, KV, Hidden], lazy until w_v.
-          auto const features = tanh(unsqueeze<KV, after_queries>(q) + unsqueeze<Queries, at_kv>(k));
-          auto const scores = squeeze<Score>(w_v(features));
-          return this->template attend<KV>(scores, values, valid_lens...);
-        }
-      });
+      return checked<call::additive_attention>(
+          [&](auto const& queries, auto const& keys, auto const& values, auto const&... valid_lens) {
+            using feature_dims = boost::mp11::mp_list<QueryFeat, KeyFeat>;
+            detail::check_layer_input<QueryFeat>(module_name, queries, "queries", W_q.in_features(), "W_q");
+            detail::check_layer_input<KeyFeat>(module_name, keys, "keys", W_k.in_features(), "W_k");
+            detail::check_qkv_extents<Q, K, V, feature_dims, feature_dims>(module_name, queries, keys, values);
+            auto const q = W_q(queries);  // [batch…, Queries, Hidden]
+            // [batch…, KV, Hidden], in the queries' order.
+            auto const k =
+                detail::keys_in_queries_order<Queries, KV, dimtensor::detail::tags_of<typename decltype(q)::specs>>(
+                    W_k(keys));
+            constexpr std::size_t after_queries =
+                dimtensor::detail::index_of_v<Queries, typename decltype(q)::specs> + 1;
+            constexpr std::size_t at_kv = dimtensor::detail::index_of_v<KV, typename decltype(k)::specs>;
+            using plan = dimtensor::detail::additive_plan<Queries, KV, Hidden, typename decltype(q)::specs,
+                                                          typename decltype(k)::specs>;
+            if constexpr (plan::ok && has_additive_scores_kernel<Backend, T>) {
+              // The backend's scores kernel: no [batch…, Queries, KV, Hidden] features (ops/additive_scores.hpp).
+              auto const scores = additive_attention_scores<Queries, KV, Hidden>(q, k, w_v.weight, valid_lens...);
+              using composed_t = decltype(dimtensor::eval(
+                  squeeze<Score>(w_v(tanh(unsqueeze<KV, after_queries>(q) + unsqueeze<Queries, at_kv>(k))))));
+              static_assert(std::is_same_v<std::remove_cvref_t<decltype(scores)>, composed_t>,
+                            "dimtensor internal: the scores operation's type differs from the composed scores'");
+              return this->template attend<KV>(scores, values, valid_lens...);
+            } else {
+              // Broadcast q over KV and k over Queries: [batch…, Queries, KV, Hidden], lazy until w_v.
+              auto const features = tanh(unsqueeze<KV, after_queries>(q) + unsqueeze<Queries, at_kv>(k));
+              auto const scores = squeeze<Score>(w_v(features));
+              return this->template attend<KV>(scores, values, valid_lens...);
+            }
+          },
+          queries, keys, values, valid_lens...);
     }
   }
 };

@@ -20,10 +20,12 @@
 #include <boost/mp11/list.hpp>
 
 #include <dimtensor/config.hpp>
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/ops/attention.hpp>
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/nn/module.hpp>
@@ -47,17 +49,17 @@ DIMTENSOR_DIM(Score);
 
 namespace call {
 /// `nn::dot_product_attention::operator()`.
-struct dot_product_attention {};
+struct dot_product_attention : named<"dot_product_attention"> {};
 /// `nn::additive_attention::operator()`.
-struct additive_attention {};
+struct additive_attention : named<"additive_attention"> {};
 /// `nn::multi_head_attention`.
-struct multi_head_attention {};
+struct multi_head_attention : named<"multi_head_attention"> {};
 /// `nn::transpose_qkv`.
-struct transpose_qkv {};
+struct transpose_qkv : named<"transpose_qkv"> {};
 /// `nn::transpose_output`.
-struct transpose_output {};
+struct transpose_output : named<"transpose_output"> {};
 /// `nn::nadaraya_watson`.
-struct nadaraya_watson {};
+struct nadaraya_watson : named<"nadaraya_watson"> {};
 }  // namespace call
 
 /// Tags naming the operand of an attention call in diagnostics.
@@ -163,14 +165,12 @@ constexpr auto operand_diagnosis() {
   }
 }
 
-/// The first of several diagnoses that is not void (void if all are).
+/// The first of several diagnoses that is not void (void if all are), as
+/// a type: `dimtensor::first_diagnosis` (core/checked.hpp).
 template <class... Ds>
 struct first_diagnosis {
-  using type = void;
-};
-template <class D, class... Ds>
-struct first_diagnosis<D, Ds...> {
-  using type = std::conditional_t<std::is_void_v<D>, typename first_diagnosis<Ds...>::type, D>;
+  /// The diagnosis.
+  using type = typename decltype(dimtensor::first_diagnosis(std::type_identity<Ds>{}...))::type;
 };
 
 /// Which operand check fails first for an attention call over (q, k, v):

@@ -21,9 +21,11 @@
 #include <string_view>
 #include <type_traits>
 
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/nn/attention/common.hpp>
 #include <dimtensor/nn/dropout.hpp>
 #include <dimtensor/ops/contract.hpp>
@@ -126,28 +128,27 @@ class dot_product_attention
   template <class Q, class K, class V, class... L>
     requires(sizeof...(L) <= 1)
   auto operator()(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
-    using diagnosis = typename detail::first_diagnosis<
-        typename decltype(detail::dot_product_diagnosis<Queries, KV, Feat, T, Backend, expr_t<Q>, expr_t<K>,
-                                                        expr_t<V>>())::type,
-        detail::lens_diagnosis_t<call::dot_product_attention, KV, L...>>::type;
-    if constexpr (!std::is_void_v<diagnosis>) {
-      (void)diagnostic::fire<diagnosis>;  // the compile error, unless an operand was ill_formed
+    if constexpr (rejects(first_diagnosis(
+                      detail::dot_product_diagnosis<Queries, KV, Feat, T, Backend, expr_t<Q>, expr_t<K>, expr_t<V>>(),
+                      std::type_identity<detail::lens_diagnosis_t<call::dot_product_attention, KV, L...>>{}))) {
       return ill_formed{};
     } else {
-      return dimtensor::detail::in_call(module_name, [&] {
-        detail::check_qkv_extents<Q, K, V, boost::mp11::mp_list<>, boost::mp11::mp_list<Feat>>(module_name, queries,
-                                                                                               keys, values);
-        auto const q = dimtensor::eval(queries);
-        if (this->weights_unused()) {
-          return this->template attend_scaled_dot_product<Queries, KV, Feat>(q, dimtensor::eval(keys),
-                                                                             dimtensor::eval(values), valid_lens...);
-        }
-        // Dropout on the weights: they are formed.
-        index_t const d = q.template extent<Feat>();
-        // d2l divides by math.sqrt(d): a double, rounded to T, then a division.
-        auto const scores = contract<Feat>(q, keys) / static_cast<T>(std::sqrt(static_cast<double>(d)));
-        return this->template attend<KV>(scores, values, valid_lens...);
-      });
+      return checked<call::dot_product_attention>(
+          [&](auto const& queries, auto const& keys, auto const& values, auto const&... valid_lens) {
+            detail::check_qkv_extents<Q, K, V, boost::mp11::mp_list<>, boost::mp11::mp_list<Feat>>(module_name, queries,
+                                                                                                   keys, values);
+            auto const q = dimtensor::eval(queries);
+            if (this->weights_unused()) {
+              return this->template attend_scaled_dot_product<Queries, KV, Feat>(
+                  q, dimtensor::eval(keys), dimtensor::eval(values), valid_lens...);
+            }
+            // Dropout on the weights: they are formed.
+            index_t const d = q.template extent<Feat>();
+            // d2l divides by math.sqrt(d): a double, rounded to T, then a division.
+            auto const scores = contract<Feat>(q, keys) / static_cast<T>(std::sqrt(static_cast<double>(d)));
+            return this->template attend<KV>(scores, values, valid_lens...);
+          },
+          queries, keys, values, valid_lens...);
     }
   }
 };

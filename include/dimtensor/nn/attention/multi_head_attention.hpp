@@ -26,9 +26,11 @@
 
 #include <boost/mp11/algorithm.hpp>
 
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/nn/attention/common.hpp>
 #include <dimtensor/nn/attention/dot_product_attention.hpp>
 #include <dimtensor/nn/linear.hpp>
@@ -138,9 +140,7 @@ inline void check_heads(std::string_view call, std::string_view hidden, index_t 
 template <class Batch, class Hidden, class X, class Count>
   requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
 auto transpose_qkv(X const& x, Count const& num_heads) {
-  using diagnosis = typename decltype(detail::transpose_qkv_diagnosis<Batch, Hidden, X>())::type;
-  if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
+  if constexpr (rejects(detail::transpose_qkv_diagnosis<Batch, Hidden, X>())) {
     return ill_formed{};
   } else if constexpr (std::is_integral_v<Count>) {
     return transpose_qkv<Batch, Hidden>(x, Heads(static_cast<index_t>(num_heads)));
@@ -162,25 +162,26 @@ auto transpose_qkv(X const& x, Count const& num_heads) {
 template <class Batch, class Hidden, class X, class Count>
   requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
 auto transpose_output(X const& x, Count const& heads) {
-  using diagnosis = typename decltype(detail::reshape_diagnosis<call::transpose_output, X,
-                                                                 boost::mp11::mp_list<BatchHeads, HeadFeat>,
-                                                                 boost::mp11::mp_list<Batch, Hidden, Heads>>())::type;
-  if constexpr (!std::is_void_v<diagnosis>) {
-    (void)diagnostic::fire<diagnosis>;  // the compile error, unless x was ill_formed
+  if constexpr (rejects(detail::reshape_diagnosis<call::transpose_output, X, boost::mp11::mp_list<BatchHeads, HeadFeat>,
+                                                  boost::mp11::mp_list<Batch, Hidden, Heads>>())) {
     return ill_formed{};
   } else {
-    index_t const num_heads = detail::head_count(heads);
-    auto const t = dimtensor::eval(x);
-    index_t const merged = t.template extent<BatchHeads>();
-    if (num_heads <= 0 || merged % num_heads != 0) {
-      throw value_error("transpose_output: " + std::to_string(num_heads) + " heads do not divide BatchHeads=" +
-                        std::to_string(merged));
-    }
-    auto const parts = split<BatchHeads, Batch, Heads>(t, Heads(num_heads));  // Batch=0 too
-    using split_tags = dimtensor::detail::tags_of<typename decltype(parts)::specs>;
-    auto const heads_before_feat =
-        detail::permute_to<detail::move_before<split_tags, Heads, HeadFeat>>::apply(parts);
-    return merge<Heads, HeadFeat, Hidden>(heads_before_feat);
+    return checked<call::transpose_output>(
+        [&](auto const& x) {
+          index_t const num_heads = detail::head_count(heads);
+          auto const t = dimtensor::eval(x);
+          index_t const merged = t.template extent<BatchHeads>();
+          if (num_heads <= 0 || merged % num_heads != 0) {
+            throw value_error("transpose_output: " + std::to_string(num_heads) +
+                              " heads do not divide BatchHeads=" + std::to_string(merged));
+          }
+          auto const parts = split<BatchHeads, Batch, Heads>(t, Heads(num_heads));  // Batch=0 too
+          using split_tags = dimtensor::detail::tags_of<typename decltype(parts)::specs>;
+          auto const heads_before_feat =
+              detail::permute_to<detail::move_before<split_tags, Heads, HeadFeat>>::apply(parts);
+          return merge<Heads, HeadFeat, Hidden>(heads_before_feat);
+        },
+        x);
   }
 }
 
@@ -267,17 +268,17 @@ class multi_head_attention
   template <class Q, class K, class V, class... L>
     requires(sizeof...(L) <= 1)
   auto operator()(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
-    using diagnosis =
-        typename detail::first_diagnosis<typename decltype(operands_diagnosis<Q, K, V>())::type,
-                                         detail::lens_diagnosis_t<call::multi_head_attention, KV, L...>>::type;
-    if constexpr (!std::is_void_v<diagnosis>) {
-      (void)diagnostic::fire<diagnosis>;  // the compile error, unless an operand was ill_formed
+    if constexpr (rejects(first_diagnosis(
+                      operands_diagnosis<Q, K, V>(),
+                      std::type_identity<detail::lens_diagnosis_t<call::multi_head_attention, KV, L...>>{}))) {
       return ill_formed{};
     } else {
-      return dimtensor::detail::in_call("multi_head_attention", [&] {
-        check_operands(queries, keys, values);
-        return named_form(queries, keys, values, valid_lens...);
-      });
+      return checked<call::multi_head_attention>(
+          [&](auto const& queries, auto const& keys, auto const& values, auto const&... valid_lens) {
+            check_operands(queries, keys, values);
+            return named_form(queries, keys, values, valid_lens...);
+          },
+          queries, keys, values, valid_lens...);
     }
   }
 
@@ -287,17 +288,17 @@ class multi_head_attention
   template <class Q, class K, class V, class... L>
     requires(sizeof...(L) <= 1)
   auto forward_d2l(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
-    using diagnosis =
-        typename detail::first_diagnosis<typename decltype(d2l_diagnosis<Q, K, V>())::type,
-                                         detail::lens_diagnosis_t<call::multi_head_attention, KV, L...>>::type;
-    if constexpr (!std::is_void_v<diagnosis>) {
-      (void)diagnostic::fire<diagnosis>;  // the compile error, unless an operand was ill_formed
+    if constexpr (rejects(first_diagnosis(
+                      d2l_diagnosis<Q, K, V>(),
+                      std::type_identity<detail::lens_diagnosis_t<call::multi_head_attention, KV, L...>>{}))) {
       return ill_formed{};
     } else {
-      return dimtensor::detail::in_call("multi_head_attention", [&] {
-        check_operands(queries, keys, values);
-        return d2l_form(queries, keys, values, valid_lens...);
-      });
+      return checked<call::multi_head_attention>(
+          [&](auto const& queries, auto const& keys, auto const& values, auto const&... valid_lens) {
+            check_operands(queries, keys, values);
+            return d2l_form(queries, keys, values, valid_lens...);
+          },
+          queries, keys, values, valid_lens...);
     }
   }
 

@@ -16,8 +16,10 @@
 
 #include <boost/mp11/list.hpp>
 
+#include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
+#include <dimtensor/kernel/call.hpp>
 #include <dimtensor/nn/attention/common.hpp>
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/elementwise.hpp>
@@ -48,13 +50,12 @@ auto nadaraya_watson_weights(Q const& queries, K const& keys, W const& w = 1) {
     return ill_formed{};
   } else {
     using call_t = call::nadaraya_watson;
-    using diagnosis = typename detail::first_diagnosis<
-        typename decltype(detail::operand_diagnosis<call_t, operand::queries, expr_t<Q>, mp::mp_list<>,
-                                                    mp::mp_list<KV>>())::type,
-        typename decltype(detail::operand_diagnosis<call_t, operand::keys, expr_t<K>, mp::mp_list<KV>,
-                                                    mp::mp_list<>>())::type>::type;
-    if constexpr (!std::is_void_v<diagnosis>) {
-      (void)diagnostic::fire<diagnosis>;
+    if constexpr (rejects(
+                      std::type_identity<typename detail::first_diagnosis<
+                          typename decltype(detail::operand_diagnosis<call_t, operand::queries, expr_t<Q>,
+                                                                      mp::mp_list<>, mp::mp_list<KV>>())::type,
+                          typename decltype(detail::operand_diagnosis<call_t, operand::keys, expr_t<K>, mp::mp_list<KV>,
+                                                                      mp::mp_list<>>())::type>::type>{})) {
       return ill_formed{};
     } else {
       using T = typename expr_t<Q>::value_type;
@@ -85,10 +86,8 @@ auto nadaraya_watson(Q const& queries, K const& keys, V const& values, W const& 
   if constexpr (is_ill_formed_v<V>) {
     return ill_formed{};
   } else {
-    using diagnosis = typename decltype(detail::operand_diagnosis<call::nadaraya_watson, operand::values, expr_t<V>,
-                                                                  mp::mp_list<KV>, mp::mp_list<>>())::type;
-    if constexpr (!std::is_void_v<diagnosis>) {
-      (void)diagnostic::fire<diagnosis>;
+    if constexpr (rejects(detail::operand_diagnosis<call::nadaraya_watson, operand::values, expr_t<V>, mp::mp_list<KV>,
+                                                    mp::mp_list<>>())) {
       return ill_formed{};
     } else {
       return contract<KV>(nadaraya_watson_weights<KV>(queries, keys, w), values);
