@@ -138,11 +138,11 @@
       std::shared_ptr<autograd::tensor_state>, index_t, bool);                                                       \
   how class nn::detail::gru_final_node<T, cpu>;                                                                      \
   how std::shared_ptr<autograd::node> detail::attention_run<cpu, T>(                                                 \
-      detail::attention_side<T>, detail::attention_side<T>, detail::attention_side<T>, std::vector<index_t>, T, T*,  \
+      detail::attention_side<T>, detail::attention_side<T>, detail::attention_side<T>, detail::kept_row_lengths, T, T*, \
       detail::run_layout const&, detail::run_positions const&, std::size_t, bool);                                   \
   how class detail::attention_node<cpu, T>;                                                                          \
   how std::shared_ptr<autograd::node> detail::additive_scores_run<cpu, T>(                                           \
-      detail::attention_side<T>, detail::attention_side<T>, detail::attention_side<T>, std::vector<index_t>, T*,     \
+      detail::attention_side<T>, detail::attention_side<T>, detail::attention_side<T>, detail::kept_row_lengths, T*, \
       bool);                                                                                                         \
   how class detail::additive_scores_node<cpu, T>;
 /// @endcond

@@ -3,8 +3,8 @@
 /// @brief The fused attention problems as every backend's kernels read
 /// them: sizes, operands (a base pointer, per-entry offsets and a row
 /// stride) and each query row's valid length.  Dims-free, with no code:
-/// the CPU backend's kernels (backends/cpu/attention.hpp, compiled for each
-/// instruction set the runtime carries) and their callers share them.
+/// the backends' kernels (the CPU's compiled for each instruction set the
+/// runtime carries) and the operations that call them share them.
 
 #include <dimtensor/config.hpp>
 
@@ -22,6 +22,23 @@ struct attention_operand {
   index_t row_stride = 0;
   /// Row r of batch entry b.
   P* row(index_t b, index_t r) const noexcept { return data + batch_offset[b] + r * row_stride; }
+};
+
+/// @brief Each query row's valid length, in the one form every kernel
+/// reads (masked softmax's too): row r, counted in the kernel's row order
+/// (batch entries, then queries), has the length `data[r / repeat]`.
+///
+/// `repeat` divides the query rows of an entry or is a multiple of them:
+/// 1 for a length per row, the entry's rows (or a multiple) for a length
+/// per entry or per group of entries.  The lengths are the backend's
+/// memory.  Null `data`: every key is valid.
+struct row_lengths {
+  /// The lengths, in [0, keys], or null.
+  index_t const* data = nullptr;
+  /// How many consecutive rows share one length (at least 1).
+  index_t repeat = 1;
+  /// The valid length of row @p r, or @p all when there are no lengths.
+  index_t operator()(index_t r, index_t all) const noexcept { return data == nullptr ? all : data[r / repeat]; }
 };
 
 /// @brief The sizes, inputs and masking of a fused attention problem.
@@ -43,14 +60,13 @@ struct attention_problem {
   attention_operand<T const> k;
   /// The values, [batch, kv, dv].
   attention_operand<T const> v;
-  /// Row (b, i)'s valid length at `lens[b * queries + i]` (in [0, kv]), or
-  /// null: every key is valid.
-  index_t const* lens = nullptr;
+  /// Each query row's valid length (row b * queries + i for row i of entry b).
+  row_lengths lens;
   /// The scores are divided by it (√d).
   T scale = T(1);
 
   /// The valid length of query row i of entry b.
-  index_t length(index_t b, index_t i) const noexcept { return lens == nullptr ? kv : lens[b * queries + i]; }
+  index_t length(index_t b, index_t i) const noexcept { return lens(b * queries + i, kv); }
 };
 
 /// @brief The sizes, inputs and masking of additive attention's scores
@@ -71,10 +87,10 @@ struct additive_problem {
   attention_operand<T const> k;
   /// `w_v`'s weight, [hidden].
   T const* w = nullptr;
-  /// Row (b, i)'s valid length at `lens[b * queries + i]`, or null: every key.
-  index_t const* lens = nullptr;
+  /// Each query row's valid length (row b * queries + i for row i of entry b).
+  row_lengths lens;
   /// The valid length of query row i of entry b.
-  index_t length(index_t b, index_t i) const noexcept { return lens == nullptr ? kv : lens[b * queries + i]; }
+  index_t length(index_t b, index_t i) const noexcept { return lens(b * queries + i, kv); }
 };
 
 }  // namespace dimtensor::kernel

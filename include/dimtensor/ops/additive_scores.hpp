@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// @brief `additive_attention_scores<Queries, KV, Hidden>(q, k, w,
-/// valid_lens…)`: additive attention's scores Σ_h w_h tanh(q_ih + k_jh)
+/// masking)`: additive attention's scores Σ_h w_h tanh(q_ih + k_jh)
 /// from the projected queries and keys, by the backend's
 /// `backend_additive_scores` kernel, without the [batch…, Queries, KV,
 /// Hidden] features d2l forms; keys past a row's valid length get 0 (the
@@ -29,6 +29,7 @@
 #include <dimtensor/kernel/call.hpp>
 #include <dimtensor/kernel/attention.hpp>
 #include <dimtensor/ops/attention.hpp>
+#include <dimtensor/ops/masking.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
@@ -73,7 +74,7 @@ namespace detail {
 template <class B, class T>
 class additive_scores_node final : public autograd::node {
  public:
-  additive_scores_node(attention_side<T> q, attention_side<T> k, attention_side<T> w, std::vector<index_t> lens,
+  additive_scores_node(attention_side<T> q, attention_side<T> k, attention_side<T> w, kept_row_lengths lens,
                        kernel::additive_problem<T> p)
       : node("additive_scores"), q_(std::move(q)), k_(std::move(k)), w_(std::move(w)), lens_(std::move(lens)), p_(p) {
     for (auto const* s : {&q_, &k_, &w_}) {
@@ -84,7 +85,6 @@ class additive_scores_node final : public autograd::node {
     p_.q = attention_view(q_, q_.data, off_q_);
     p_.k = attention_view(k_, k_.data, off_k_);
     p_.w = w_.data;
-    p_.lens = lens_.empty() ? nullptr : lens_.data();
   }
 
   void backward(autograd::tensor_state const& out) override {
@@ -98,7 +98,7 @@ class additive_scores_node final : public autograd::node {
 
  private:
   attention_side<T> q_, k_, w_;
-  std::vector<index_t> lens_;
+  kept_row_lengths lens_;  // p_.lens points into it
   kernel::additive_problem<T> p_;
   std::vector<index_t> off_q_, off_k_;
 };
@@ -110,7 +110,7 @@ class additive_scores_node final : public autograd::node {
 /// key); and, when @p record, the node of its backward pass.
 template <class B, class T>
 std::shared_ptr<autograd::node> additive_scores_run(attention_side<T> q, attention_side<T> k, attention_side<T> w,
-                                                    std::vector<index_t> lens, T* out, bool record) {
+                                                    kept_row_lengths lens, T* out, bool record) {
   q = attention_dense_features<B>(std::move(q));
   k = attention_dense_features<B>(std::move(k));
   w = attention_dense_features<B>(std::move(w));
@@ -124,7 +124,7 @@ std::shared_ptr<autograd::node> additive_scores_run(attention_side<T> q, attenti
   p.q = attention_view(q, q.data, off_q);
   p.k = attention_view(k, k.data, off_k);
   p.w = w.data;
-  p.lens = lens.empty() ? nullptr : lens.data();
+  p.lens = lens.rows;
   backend_additive_scores(B{}, p, out);
   if (!record) return nullptr;
   return std::make_shared<additive_scores_node<B, T>>(std::move(q), std::move(k), std::move(w), std::move(lens), p);
@@ -153,11 +153,11 @@ struct additive_plan {
 /// projected queries @p q ([batch…, Queries, Hidden]), keys @p k
 /// ([batch…, KV, Hidden], the same batch dims in the same order) and
 /// `w_v`'s weight @p w ([Score, Hidden]): Σ_h w_h tanh(q_ih + k_jh), keys
-/// past a row's valid length (@p valid_lens, as masked_softmax takes them)
-/// 0.  Needs `has_additive_scores_kernel<Backend, T>` and operands of
+/// past a row's valid length (the masking @p m, checked as masked_softmax
+/// checks lengths) 0.  Needs `has_additive_scores_kernel<Backend, T>` and operands of
 /// that shape (`detail::additive_plan<…>::ok`).
-template <class Queries, class KV, class Hidden, class QT, class KT, class WT, class... L>
-auto additive_attention_scores(QT const& q, KT const& k, WT const& w, L const&... valid_lens) {
+template <class Queries, class KV, class Hidden, class QT, class KT, class WT, class L>
+auto additive_attention_scores(QT const& q, KT const& k, WT const& w, masking<KV, L> const& m) {
   using plan = detail::additive_plan<Queries, KV, Hidden, typename QT::specs, typename KT::specs>;
   using T = typename QT::value_type;
   using Backend = typename QT::backend;
@@ -168,14 +168,16 @@ auto additive_attention_scores(QT const& q, KT const& k, WT const& w, L const&..
     } else if constexpr (!has_additive_scores_kernel<Backend, T>) {
       return std::type_identity<diagnostic::no_additive_scores_kernel<call::additive_attention_scores, Backend, T>>{};
     } else {
-      return std::type_identity<void>{};
+      using scores_specs =
+          boost::mp11::mp_push_back<detail::remove_dim<Hidden, typename QT::specs>, detail::spec_for<KV, typename KT::specs>>;
+      return detail::masking_diagnosis<call::masked_softmax, KV, tensor_with_dims<Backend, T, scores_specs>, L>();
     }
   }();
   if constexpr (rejects(diagnose)) {
     return ill_formed{};
   } else {
     return checked<call::additive_attention_scores>(
-        [&](auto const& q, auto const& k, auto const& w, auto const&... valid_lens) {
+        [&](auto const& q, auto const& k, auto const& w) {
           using batch = typename plan::batch;
           using QS = typename QT::specs;
           using scores_specs =
@@ -195,11 +197,11 @@ auto additive_attention_scores(QT const& q, KT const& k, WT const& w, L const&..
           auto node = detail::additive_scores_run<Backend, T>(
               detail::attention_side_of<batch, Queries, Hidden>(q), detail::attention_side_of<batch, KV, Hidden>(k),
               detail::attention_side_of<boost::mp11::mp_list<>, w_row, Hidden>(w),
-              detail::attention_row_lengths<batch, Queries>(out, valid_lens...), out.data(), record);
+              detail::attention_row_lengths<batch, Queries, scores_specs>(sext, m), out.data(), record);
           if (node) out.attach_grad_fn(std::move(node));
           return out;
         },
-        q, k, w, valid_lens...);
+        q, k, w);
   }
 }
 

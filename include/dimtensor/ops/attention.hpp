@@ -20,11 +20,12 @@
 /// operations (`contract`, `masked_softmax`), with the same numbers up to
 /// rounding.
 ///
-/// The valid lengths take the forms `masked_softmax<KV>` takes (none,
-/// `std::nullopt`, a `std::optional`, a lengths tensor over the scores'
-/// leading dims) and are checked as it checks them (its messages).  Here
-/// they become one form, the valid length of each query row in the
-/// kernels' order (entries, then Queries), which is what every kernel reads.
+/// The valid lengths come as one `masking<KV, L>` (ops/masking.hpp; the
+/// forms `masked_softmax<KV>` takes are turned into one by `masking_of`)
+/// and are checked as masked_softmax checks them (its messages).  Here
+/// they become the one form every kernel reads, `kernel::row_lengths`: in
+/// place when the lengths' dims lead the kernels' row order (entries,
+/// then Queries), laid out in that order otherwise.
 ///
 /// The dims-free part (operands as run-time layouts, the kernels' calls,
 /// the backward node) is one body per (backend, element type), compiled
@@ -54,6 +55,7 @@
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/masked_softmax.hpp>
+#include <dimtensor/ops/masking.hpp>
 #include <dimtensor/ops/sequence_mask.hpp>
 #include <dimtensor/ops/to.hpp>
 #include <dimtensor/tensor/tensor.hpp>
@@ -154,6 +156,15 @@ struct attention_gradient {
   }
 };
 
+/// @brief Each query row's valid length as the kernels read it
+/// (`kernel::row_lengths`), with the elements it points to kept alive.
+struct kept_row_lengths {
+  /// The lengths' elements.
+  std::shared_ptr<void const> keep;
+  /// The kernels' form.
+  kernel::row_lengths rows;
+};
+
 /// @brief The backward pass of scaled dot-product attention: the operands,
 /// the row lengths and the forward kernel's row statistics, and the
 /// output's layout (its gradient is dense in it).
@@ -162,7 +173,7 @@ class attention_node final : public autograd::node {
  public:
   using storage_t = typename B::template storage<T>;
 
-  attention_node(attention_side<T> q, attention_side<T> k, attention_side<T> v, std::vector<index_t> lens,
+  attention_node(attention_side<T> q, attention_side<T> k, attention_side<T> v, kept_row_lengths lens,
                  std::shared_ptr<storage_t> stats, run_layout out, run_positions out_batch, std::size_t out_row,
                  kernel::attention_problem<T> p)
       : node("scaled_dot_product_attention"),
@@ -184,7 +195,6 @@ class attention_node final : public autograd::node {
     p_.q = attention_view(q_, q_.data, off_q_);
     p_.k = attention_view(k_, k_.data, off_k_);
     p_.v = attention_view(v_, v_.data, off_v_);
-    p_.lens = lens_.empty() ? nullptr : lens_.data();
   }
 
   void backward(autograd::tensor_state const& out) override {
@@ -203,7 +213,7 @@ class attention_node final : public autograd::node {
 
  private:
   attention_side<T> q_, k_, v_;
-  std::vector<index_t> lens_;
+  kept_row_lengths lens_;  // p_.lens points into it
   std::shared_ptr<storage_t> stats_;
   run_layout out_;
   run_positions out_batch_;
@@ -215,12 +225,12 @@ class attention_node final : public autograd::node {
 /// @brief The run-time part of scaled dot-product attention: the output
 /// rows into @p out (layout @p lo, batch dims at @p out_batch, rows at
 /// @p out_row, features contiguous) from @p q, @p k, @p v, with the valid
-/// length of each query row in @p lens (entries, then Queries; empty: every
-/// key) and the scale √d; and, when @p record, the node of its backward
-/// pass (null otherwise).
+/// length of each query row in @p lens (rows in the kernels' order:
+/// entries, then Queries) and the scale √d; and, when @p record, the node
+/// of its backward pass (null otherwise).
 template <class B, class T>
 std::shared_ptr<autograd::node> attention_run(attention_side<T> q, attention_side<T> k, attention_side<T> v,
-                                              std::vector<index_t> lens, T scale, T* out, run_layout const& lo,
+                                              kept_row_lengths lens, T scale, T* out, run_layout const& lo,
                                               run_positions const& out_batch, std::size_t out_row, bool record) {
   q = attention_dense_features<B>(std::move(q));
   k = attention_dense_features<B>(std::move(k));
@@ -238,7 +248,7 @@ std::shared_ptr<autograd::node> attention_run(attention_side<T> q, attention_sid
   p.q = attention_view(q, q.data, off_q);
   p.k = attention_view(k, k.data, off_k);
   p.v = attention_view(v, v.data, off_v);
-  p.lens = lens.empty() ? nullptr : lens.data();
+  p.lens = lens.rows;
   p.scale = scale;
   auto stats = std::make_shared<typename B::template storage<T>>(std::max<index_t>(2 * p.batch * p.queries, 1));
   backend_attention_forward(B{}, p, kernel::attention_operand<T>{out, off_o.data(), lo.str[out_row]}, stats->data(),
@@ -277,66 +287,64 @@ struct attention_plan {
                              std::is_same_v<boost::mp11::mp_back<tags_of<VS>>, value_feat>;
 };
 
-/// @brief Per query row, in the kernels' order (batch entries, then
-/// Queries), its valid length from @p lens_in, checked as masked_softmax<KV>
-/// checks it against the scores (@p probe has the scores' shape).  The
-/// lengths are read on the host.
-template <class Batch, class Queries, class Probe, class L>
-std::vector<index_t> attention_row_lengths(Probe const& probe, L const& lens_in) {
-  using KV = boost::mp11::mp_back<tags_of<typename Probe::specs>>;
-  auto const lens = dimtensor::eval(lens_in).contiguous();
-  index_t const repeat = check_valid_lens_values<KV>("masked_softmax", "scores", probe, lens);
-  auto const host = to_host(lens);
-  // Rows in the scores' order: their dims without KV, row-major.
-  using lines = boost::mp11::mp_pop_back<tags_of<typename Probe::specs>>;
-  constexpr std::size_t r = boost::mp11::mp_size<lines>::value;
-  std::array<index_t, r> line_stride{};
-  {
-    index_t s = 1;
-    for (std::size_t k = r; k-- > 0;) {
-      line_stride[k] = s;
-      s *= probe.extents()[k];
+/// @brief The masking @p m as the kernels read it: each query row's valid
+/// length, rows in the kernels' order (the batch dims @p Batch, then
+/// @p Queries), for scores of dims @p S (the queries' dims without the
+/// features, then KV) and extents @p sext; checked as masked_softmax<KV>
+/// checks lengths against its scores (its messages).
+///
+/// Lengths whose dims lead the kernels' order are read in place (a
+/// pointer and a repeat); others (e.g. [Batch, Queries] for the named
+/// multi-head form, whose kernels take the rows by entry (Batch, Heads)
+/// and then Queries) are laid out in the kernels' order first.
+template <class Batch, class Queries, class S, class KV, class L, std::size_t R>
+kept_row_lengths attention_row_lengths(std::array<index_t, R> const& sext, masking<KV, L> const& m) {
+  if constexpr (std::is_void_v<L>) {
+    return {};
+  } else {
+    if (!m.lengths) return {};
+    auto const lens = as_int64(*m.lengths).contiguous();
+    using LT = std::remove_cvref_t<decltype(lens)>;
+    using B = typename LT::backend;
+    index_t const repeat = check_valid_lens_extents<KV, S>("masked_softmax", "scores", sext, lens);
+    using order = boost::mp11::mp_rename<boost::mp11::mp_push_back<Batch, Queries>, boost::mp11::mp_list>;
+    using lens_tags = boost::mp11::mp_rename<tags_of<typename LT::specs>, boost::mp11::mp_list>;
+    constexpr std::size_t nl = boost::mp11::mp_size<lens_tags>::value;
+    if constexpr (nl <= boost::mp11::mp_size<order>::value &&
+                  std::is_same_v<lens_tags, boost::mp11::mp_take_c<order, (nl <= boost::mp11::mp_size<order>::value ? nl : 0)>>) {
+      return {lens.storage(), {lens.data(), repeat}};
+    } else {
+      // The rows in the scores' order are their dims without KV, row-major;
+      // the kernels' order permutes those dims.
+      using lines = boost::mp11::mp_pop_back<tags_of<S>>;
+      constexpr std::size_t r = boost::mp11::mp_size<lines>::value;
+      std::array<index_t, r> line_stride{};
+      index_t count = 1;
+      for (std::size_t k = r; k-- > 0;) {
+        line_stride[k] = count;
+        count *= sext[k];
+      }
+      constexpr auto pos = positions_in<lines, order>::value;
+      std::array<index_t, r> ext{};
+      for (std::size_t k = 0; k < r; ++k) ext[k] = sext[pos[k]];
+      auto const host = to_host(lens);
+      std::vector<index_t> rows(static_cast<std::size_t>(count));
+      std::array<index_t, r> idx{};
+      for (index_t c = 0; c < count; ++c) {
+        index_t line = 0;
+        for (std::size_t k = 0; k < r; ++k) line += idx[k] * line_stride[pos[k]];
+        rows[static_cast<std::size_t>(c)] = host.data()[line / repeat];
+        for (std::size_t k = r; k-- > 0;) {
+          if (++idx[k] < ext[k]) break;
+          idx[k] = 0;
+        }
+      }
+      auto laid = std::make_shared<typename B::template storage<index_t>>(count);
+      backend_copy_from_host(B{}, laid->data(), rows.data(), count);
+      index_t const* const data = laid->data();
+      return {std::move(laid), {data, 1}};
     }
   }
-  // The kernels' order: Batch's dims, then Queries.
-  using order = boost::mp11::mp_push_back<Batch, Queries>;
-  constexpr auto pos = positions_in<lines, order>::value;
-  std::array<index_t, r> ext{};
-  index_t count = 1;
-  for (std::size_t k = 0; k < r; ++k) {
-    ext[k] = probe.extents()[pos[k]];
-    count *= ext[k];
-  }
-  std::vector<index_t> out(static_cast<std::size_t>(count));
-  std::array<index_t, r> idx{};
-  auto const* l = host.data();
-  for (index_t c = 0; c < count; ++c) {
-    index_t line = 0;
-    for (std::size_t k = 0; k < r; ++k) line += idx[k] * line_stride[pos[k]];
-    out[static_cast<std::size_t>(c)] = static_cast<index_t>(l[line / repeat]);
-    for (std::size_t k = r; k-- > 0;) {
-      if (++idx[k] < ext[k]) break;
-      idx[k] = 0;
-    }
-  }
-  return out;
-}
-
-/// No valid lengths: every key counts (an empty vector).
-template <class Batch, class Queries, class Probe>
-std::vector<index_t> attention_row_lengths(Probe const&) {
-  return {};
-}
-/// No valid lengths, spelled `std::nullopt`.
-template <class Batch, class Queries, class Probe>
-std::vector<index_t> attention_row_lengths(Probe const&, std::nullopt_t) {
-  return {};
-}
-/// Valid lengths chosen at run time.
-template <class Batch, class Queries, class Probe, class L>
-std::vector<index_t> attention_row_lengths(Probe const& probe, std::optional<L> const& lens) {
-  if (!lens) return {};
-  return attention_row_lengths<Batch, Queries>(probe, *lens);
 }
 
 /// @p x as an operand of the attention kernels: its batch dims @p Batch
@@ -356,15 +364,14 @@ attention_side<typename X::value_type> attention_side_of(X const& x) {
 
 /// The kernels' path of scaled_dot_product_attention over evaluated
 /// operands (an attention_plan that is ok).
-template <class Queries, class KV, class Feat, class QT, class KT, class VT, class... L>
-auto attention_by_kernels(QT const& q, KT const& k, VT const& v, L const&... valid_lens) {
+template <class Queries, class KV, class Feat, class QT, class KT, class VT, class M>
+auto attention_by_kernels(QT const& q, KT const& k, VT const& v, M const& masking) {
   using plan = attention_plan<Queries, KV, Feat, typename QT::specs, typename KT::specs, typename VT::specs>;
   using T = typename QT::value_type;
   using Backend = typename QT::backend;
   using batch = typename plan::batch;
   using VF = typename plan::value_feat;
   using out_t = tensor_with_dims<Backend, T, typename plan::output>;
-  using scores_t = tensor_with_dims<Backend, T, typename plan::scores_plan::result>;
   using QS = typename QT::specs;
 
   index_t const nk = k.extents()[index_of_v<KV, typename KT::specs>];
@@ -372,13 +379,12 @@ auto attention_by_kernels(QT const& q, KT const& k, VT const& v, L const&... val
   index_t const dv = v.extents()[index_of_v<VF, typename VT::specs>];
   constexpr auto from_q = positions_in<QS, tags_of<remove_dim<Feat, QS>>>::value;
 
-  // The scores' shape, for the lengths' checks: a handle of stride 0 over one element.
-  typename scores_t::extents_type sext{};
+  // The scores' extents, which the lengths are checked against.
+  std::array<index_t, from_q.size() + 1> sext{};
   for (std::size_t i = 0; i < from_q.size(); ++i) sext[i] = q.extents()[from_q[i]];
   sext[from_q.size()] = nk;
-  auto const one = std::make_shared<typename scores_t::storage_type>(1);
-  scores_t const probe(one, one->data(), sext, typename scores_t::extents_type{});
-  std::vector<index_t> lens = attention_row_lengths<batch, Queries>(probe, valid_lens...);
+  kept_row_lengths lens =
+      attention_row_lengths<batch, Queries, typename plan::scores_plan::result>(sext, masking);
 
   typename out_t::extents_type oext{};
   for (std::size_t i = 0; i < from_q.size(); ++i) oext[i] = q.extents()[from_q[i]];
@@ -409,23 +415,37 @@ auto attention_by_kernels(QT const& q, KT const& k, VT const& v, L const&... val
 /// rules and messages).  The result has the queries' dims without Feat,
 /// then the values' feature dim.  The weights are not returned (the
 /// attention modules keep them, computed when asked for).
-template <class Queries, class KV, class Feat, Expression Q, Expression K, Expression V, class... L>
-  requires(sizeof...(L) <= 1)
-auto scaled_dot_product_attention(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
+template <class Queries, class KV, class Feat, Expression Q, Expression K, Expression V, class L>
+auto scaled_dot_product_attention(Q const& queries, K const& keys, V const& values, masking<KV, L> const& m) {
   auto const q = dimtensor::eval(queries);
   auto const k = dimtensor::eval(keys);
   auto const v = dimtensor::eval(values);
   using plan = detail::attention_plan<Queries, KV, Feat, typename decltype(q)::specs, typename decltype(k)::specs,
                                       typename decltype(v)::specs>;
-  if constexpr (plan::ok && has_attention_kernels<typename decltype(q)::backend, typename decltype(q)::value_type>) {
-    return detail::attention_by_kernels<Queries, KV, Feat>(q, k, v, valid_lens...);
+  using T = typename decltype(q)::value_type;
+  using Backend = typename decltype(q)::backend;
+  if constexpr (plan::ok && has_attention_kernels<Backend, T>) {
+    using scores_t = tensor_with_dims<Backend, T, typename plan::scores_plan::result>;
+    if constexpr (rejects(detail::masking_diagnosis<call::masked_softmax, KV, scores_t, L>())) {
+      return ill_formed{};
+    } else {
+      return detail::attention_by_kernels<Queries, KV, Feat>(q, k, v, m);
+    }
   } else {
-    using T = typename decltype(q)::value_type;
     index_t const d = q.template extent<Feat>();
     // d2l divides by math.sqrt(d): a double, rounded to T, then a division.
     auto const scores = contract<Feat>(q, k) / static_cast<T>(std::sqrt(static_cast<double>(d)));
-    return contract<KV>(masked_softmax<KV>(scores, valid_lens...), v);
+    return contract<KV>(masked_softmax<KV>(scores, m), v);
   }
+}
+
+/// @brief scaled_dot_product_attention with the valid lengths in any form
+/// `masking_of<KV>` takes: none, `std::nullopt`, a lengths tensor or a
+/// `std::optional` of one.
+template <class Queries, class KV, class Feat, Expression Q, Expression K, Expression V, class... L>
+  requires(sizeof...(L) <= 1 && (!is_masking_v<L> && ...))
+auto scaled_dot_product_attention(Q const& queries, K const& keys, V const& values, L const&... valid_lens) {
+  return scaled_dot_product_attention<Queries, KV, Feat>(queries, keys, values, masking_of<KV>(valid_lens...));
 }
 
 }  // namespace dimtensor

@@ -42,6 +42,7 @@
 #include <dimtensor/kernel/call.hpp>
 #include <dimtensor/kernel/layout.hpp>
 #include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/ops/masking.hpp>
 #include <dimtensor/ops/reduce.hpp>
 #include <dimtensor/ops/sequence_mask.hpp>
 #include <dimtensor/ops/softmax.hpp>
@@ -125,6 +126,18 @@ auto masked_softmax(E const& scores, std::optional<L> const& valid_lens) {
   } else {
     if (valid_lens) return masked_softmax<D>(scores, *valid_lens);
     return masked_t(masked_softmax<D>(scores));
+  }
+}
+
+/// @brief d2l's masked softmax along D under the masking @p m
+/// (ops/masking.hpp): its valid lengths when it holds them, else plain
+/// softmax.
+template <class D, detail::Operand E, class L>
+auto masked_softmax(E const& scores, masking<D, L> const& m) {
+  if constexpr (std::is_void_v<L>) {
+    return masked_softmax<D>(scores);
+  } else {
+    return masked_softmax<D>(scores, m.lengths);
   }
 }
 

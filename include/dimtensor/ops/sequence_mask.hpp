@@ -153,20 +153,30 @@ constexpr auto valid_lens_diagnosis() {
   }
 }
 
+/// valid_lens_diagnosis for lengths @p L, or void (no lengths) for void.
+template <class Call, class D, class X, class L>
+constexpr auto masking_diagnosis() {
+  if constexpr (std::is_void_v<L>) {
+    return std::type_identity<void>{};
+  } else {
+    return valid_lens_diagnosis<Call, D, X, L>();
+  }
+}
+
 /// @brief Checks the run-time extents and values of valid lengths @p lens
-/// for masking @p x along D, and returns how many consecutive rows (of x
-/// seen as [outer, n, inner] around D) share one length.
+/// (contiguous) for masking a tensor of dims @p S and extents @p xe along
+/// D, and returns how many consecutive rows (of that tensor seen as
+/// [outer, n, inner] around D) share one length.
 ///
-/// Throws `shape_error` when an extent of lens differs from x's for the
-/// same dim, and `value_error` naming the first length outside
+/// Throws `shape_error` when an extent of lens differs from the tensor's
+/// for the same dim, and `value_error` naming the first length outside
 /// [0, extent of D], its position and the extent.
-template <class D, class XT, class LT>
-index_t check_valid_lens_values(std::string_view call, std::string_view x_name, XT const& x, LT const& lens) {
-  using S = typename XT::specs;
+template <class D, class S, class LT, std::size_t R>
+index_t check_valid_lens_extents(std::string_view call, std::string_view x_name, std::array<index_t, R> const& xe,
+                                 LT const& lens) {
   using LS = typename LT::specs;
   constexpr std::size_t I = index_of_v<D, S>;
   constexpr std::size_t RL = LT::rank;
-  auto const& xe = x.extents();
   auto const& le = lens.extents();
   auto position_in_x = [](std::size_t k) { return k < I ? k : k + 1; };
   for (std::size_t k = 0; k < RL; ++k) {
@@ -175,7 +185,7 @@ index_t check_valid_lens_values(std::string_view call, std::string_view x_name, 
     }
   }
   index_t repeat = 1;
-  for (std::size_t k = RL; k + 1 < XT::rank; ++k) repeat *= xe[position_in_x(k)];
+  for (std::size_t k = RL; k + 1 < R; ++k) repeat *= xe[position_in_x(k)];
   index_t const extent = xe[I];
   index_t const bad = backend_first_invalid_length(typename LT::backend{}, lens.data(), lens.size(), extent);
   if (bad >= 0) {
@@ -191,6 +201,12 @@ index_t check_valid_lens_values(std::string_view call, std::string_view x_name, 
                       std::to_string(extent) + "])");
   }
   return repeat > 0 ? repeat : 1;
+}
+
+/// check_valid_lens_extents for masking the tensor @p x along D.
+template <class D, class XT, class LT>
+index_t check_valid_lens_values(std::string_view call, std::string_view x_name, XT const& x, LT const& lens) {
+  return check_valid_lens_extents<D, typename XT::specs>(call, x_name, x.extents(), lens);
 }
 
 }  // namespace detail

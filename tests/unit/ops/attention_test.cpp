@@ -4,7 +4,9 @@
 // fused kernels) and on Thrust's host system (the generic kernels of
 // backends/generic/attention.hpp), with 1-D, 2-D, optional and no lengths;
 // the same numbers on both backends; operands the kernels do not take
-// (computed by the formula); bad lengths (masked_softmax's message).
+// (computed by the formula); bad lengths (masked_softmax's message); the
+// masking as one value, and its lengths read in place or laid out in the
+// kernels' row order (heads a dim of their own).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -24,6 +26,7 @@ DIMTENSOR_DIM(Queries);
 DIMTENSOR_DIM(KVPairs);
 DIMTENSOR_DIM(Feat);
 DIMTENSOR_DIM(ValueFeat);
+DIMTENSOR_DIM(Heads);
 
 namespace dt = dimtensor;
 using dt::index_t;
@@ -107,6 +110,64 @@ TEST_CASE("scaled_dot_product_attention: the CPU and Thrust give the same number
   CHECK(max_diff(on_cpu, on_thrust) <= 1e-12);
 }
 #endif
+
+/// Named heads ([Batch, Queries, Heads, Feat]): the kernels take the rows
+/// by entry (Batch, Heads), then Queries, while the lengths lead the
+/// scores' dims (Batch, Queries, Heads).
+template <class B>
+void check_named_heads(double tol) {
+  dt::generator gen(21);
+  index_t const b = 2, nq = 5, h = 3, nk = 7, d = 16, dv = 16;
+  auto const q = dt::to<B>(dt::randn<double>(gen, Batch(b), Queries(nq), Heads(h), Feat(d)));
+  auto const k = dt::to<B>(dt::randn<double>(gen, Batch(b), KVPairs(nk), Heads(h), Feat(d)));
+  auto const v = dt::to<B>(dt::randn<double>(gen, Batch(b), KVPairs(nk), Heads(h), ValueFeat(dv)));
+  auto const g = dt::to<B>(dt::randn<double>(gen, Batch(b), Queries(nq), Heads(h), ValueFeat(dv)));
+  auto const lens_1d = dt::to<B>(dt::lengths<KVPairs, Batch>{3, 0});
+  auto const lens_2d = dt::to<B>(dt::randint<std::int64_t>(gen, 0, nk + 1, Batch(b), Queries(nq)));
+  auto const lens_3d = dt::to<B>(dt::randint<std::int32_t>(gen, 0, nk + 1, Batch(b), Queries(nq), Heads(h)));
+  SECTION("1-D lengths: read in place") { check_against_formula(q, k, v, g, tol, lens_1d); }
+  SECTION("2-D lengths: laid out by entry") { check_against_formula(q, k, v, g, tol, lens_2d); }
+  SECTION("3-D int32 lengths: laid out by entry") { check_against_formula(q, k, v, g, tol, lens_3d); }
+  SECTION("a masking value") { check_against_formula(q, k, v, g, tol, dt::masking_of<KVPairs>(lens_2d)); }
+  SECTION("a masking chosen at run time, empty") {
+    check_against_formula(q, k, v, g, tol, dt::masking_of<KVPairs>(std::optional<decltype(lens_2d)>{}));
+  }
+}
+
+TEST_CASE("scaled_dot_product_attention: named heads, lengths in place or laid out", "[ops][attention]") {
+  SECTION("cpu") { check_named_heads<dt::cpu>(1e-12); }
+#if defined(DIMTENSOR_HAS_THRUST) && DIMTENSOR_HAS_THRUST
+  SECTION("thrust_cpp") { check_named_heads<dt::thrust_cpp>(1e-12); }
+#endif
+}
+
+TEST_CASE("attention_row_lengths: one form, in place where the lengths lead the kernels' rows", "[ops][attention]") {
+  using scores = dt::dims<Batch, Queries, Heads, KVPairs>;
+  using by_entry = boost::mp11::mp_list<Batch, Heads>;  // the kernels' batch order
+  std::array<index_t, 4> const ext{2, 3, 4, 5};
+  dt::lengths<KVPairs, Batch> const lens_1d{2, 5};
+  auto const in_place = dt::detail::attention_row_lengths<by_entry, Queries, scores>(ext, dt::masking_of<KVPairs>(lens_1d));
+  CHECK(in_place.rows.data == lens_1d.data());
+  CHECK(in_place.rows.repeat == 12);  // a length per Batch: Queries x Heads rows
+  CHECK(in_place.rows(11, 5) == 2);
+  CHECK(in_place.rows(12, 5) == 5);
+  // [Batch, Queries]: laid out in the kernels' order, (b, h, i) -> lens[b, i].
+  dt::tensor<std::int64_t, Batch, Queries> const lens_2d{{0, 1, 2}, {3, 4, 5}};
+  auto const laid = dt::detail::attention_row_lengths<by_entry, Queries, scores>(ext, dt::masking_of<KVPairs>(lens_2d));
+  CHECK(laid.rows.data != lens_2d.data());
+  REQUIRE(laid.rows.repeat == 1);
+  for (index_t bb = 0; bb < 2; ++bb)
+    for (index_t hh = 0; hh < 4; ++hh)
+      for (index_t i = 0; i < 3; ++i) CHECK(laid.rows((bb * 4 + hh) * 3 + i, 5) == 3 * bb + i);
+  // No lengths: every key.
+  auto const none = dt::detail::attention_row_lengths<by_entry, Queries, scores>(ext, dt::masking_of<KVPairs>());
+  CHECK(none.rows.data == nullptr);
+  CHECK(none.rows(7, 5) == 5);
+  // Out of range: masked_softmax's message, from the extents (no scores tensor).
+  dt::lengths<KVPairs, Batch> const bad{2, 6};
+  CHECK_THROWS_WITH((dt::detail::attention_row_lengths<by_entry, Queries, scores>(ext, dt::masking_of<KVPairs>(bad))),
+                    Catch::Matchers::Contains("valid length 6 at valid_lens[Batch=1] is out of range"));
+}
 
 TEST_CASE("scaled_dot_product_attention: operands the kernels do not take", "[ops][attention]") {
   dt::generator gen(3);

@@ -12,8 +12,7 @@
 /// better names these in its `backend_attention_forward` and
 /// `backend_attention_backward` (Thrust's host systems and CUDA do; the
 /// CPU's are fused: backends/cpu/attention.hpp).  The problem's batch offsets
-/// and valid lengths are host memory (kernel/attention.hpp); the lengths
-/// are copied into the backend's memory once per call.  The row
+/// are host memory, its valid lengths the backend's (kernel/attention.hpp).  The row
 /// statistics the fused kernels keep are not written: the backward pass
 /// here forms the weights again.  Scratch: three [queries, kv] buffers.
 
@@ -46,19 +45,27 @@ kernel::strided_matrix<T> columns_of(T* data, index_t ld) {
   return {data, 0, 1, ld};
 }
 
+/// @brief Entry @p b's rows of the lengths @p l, as the masked softmax of
+/// its [queries, kv] scores reads them: a pointer and a repeat.
+inline kernel::row_lengths entry_lengths(kernel::row_lengths l, index_t b, index_t queries) {
+  if (l.repeat >= queries) return {l.data + b * queries / l.repeat, queries > 0 ? queries : 1};  // one per entry
+  return {l.data + b * queries / l.repeat, l.repeat};  // the repeat divides the entry's rows
+}
+
 /// @brief The weights of entry @p b (rows x kv, dense, into @p w) from the
 /// scores it forms in @p s: s = q kᵀ / scale, then the (masked) softmax.
 template <class B, class T>
-void entry_weights(kernel::attention_problem<T> const& p, index_t b, index_t const* lens, T* s, T* w) {
+void entry_weights(kernel::attention_problem<T> const& p, index_t b, T* s, T* w) {
   backend_gemm_batched(B{}, 1, p.queries, p.kv, p.d, rows_of(p.q.row(b, 0), p.q.row_stride),
                        columns_of(p.k.row(b, 0), p.k.row_stride), rows_of(s, p.kv));
   using dense = dimtensor::detail::strided_evaluator<T, 1>;
   using scaled = dimtensor::detail::map_evaluator<call::divides, dense, dimtensor::detail::scalar_evaluator<T>>;
   backend_assign(B{}, s, std::array<index_t, 1>{p.queries * p.kv},
                  scaled{call::divides{}, {dense{s, s, {1}, true}, dimtensor::detail::scalar_evaluator<T>{p.scale}}});
-  if (lens != nullptr) {
-    backend_masked_softmax(B{}, static_cast<T const*>(s), w, p.queries, p.kv, index_t{1}, lens + b * p.queries,
-                           index_t{1}, static_cast<T>(attention_masked_score));
+  if (p.lens.data != nullptr) {
+    kernel::row_lengths const l = entry_lengths(p.lens, b, p.queries);
+    backend_masked_softmax(B{}, static_cast<T const*>(s), w, p.queries, p.kv, index_t{1}, l.data, l.repeat,
+                           static_cast<T>(attention_masked_score));
   } else {
     backend_softmax(B{}, static_cast<T const*>(s), w, p.queries, p.kv, index_t{1});
   }
@@ -74,11 +81,8 @@ void attention_forward(kernel::attention_problem<T> const& p, kernel::attention_
   using storage_t = typename B::template storage<T>;
   index_t const n = p.queries * p.kv;
   storage_t s(n), w(n);
-  typename B::template storage<index_t> lens(p.lens == nullptr ? index_t{0} : p.batch * p.queries);
-  if (p.lens != nullptr) backend_copy_from_host(B{}, lens.data(), p.lens, p.batch * p.queries);
-  index_t const* const l = p.lens == nullptr ? nullptr : lens.data();
   for (index_t b = 0; b < p.batch; ++b) {
-    attention_detail::entry_weights<B>(p, b, l, s.data(), w.data());
+    attention_detail::entry_weights<B>(p, b, s.data(), w.data());
     backend_gemm_batched(B{}, 1, p.queries, p.dv, p.kv, attention_detail::rows_of(static_cast<T const*>(w.data()), p.kv),
                          attention_detail::rows_of(p.v.row(b, 0), p.v.row_stride),
                          attention_detail::rows_of(o.row(b, 0), o.row_stride));
@@ -96,23 +100,21 @@ void attention_backward(kernel::attention_problem<T> const& p, T const*, T const
   using storage_t = typename B::template storage<T>;
   index_t const n = p.queries * p.kv;
   storage_t s(n), w(n), ds(n);
-  typename B::template storage<index_t> lens(p.lens == nullptr ? index_t{0} : p.batch * p.queries);
-  if (p.lens != nullptr) backend_copy_from_host(B{}, lens.data(), p.lens, p.batch * p.queries);
-  index_t const* const l = p.lens == nullptr ? nullptr : lens.data();
   using attention_detail::columns_of;
   using attention_detail::rows_of;
   T const* const wc = w.data();
   for (index_t b = 0; b < p.batch; ++b) {
-    attention_detail::entry_weights<B>(p, b, l, s.data(), w.data());
+    attention_detail::entry_weights<B>(p, b, s.data(), w.data());
     // dv = wᵀ dout; dw (into s) = dout vᵀ.
     backend_gemm_batched(B{}, 1, p.kv, p.dv, p.queries, columns_of(wc, p.kv), rows_of(dout.row(b, 0), dout.row_stride),
                          rows_of(dv.row(b, 0), dv.row_stride));
     backend_gemm_batched(B{}, 1, p.queries, p.kv, p.dv, rows_of(dout.row(b, 0), dout.row_stride),
                          columns_of(p.v.row(b, 0), p.v.row_stride), rows_of(s.data(), p.kv));
     // ds = the softmax's backward (0 past the lengths), then / scale.
-    if (l != nullptr) {
+    if (p.lens.data != nullptr) {
+      kernel::row_lengths const l = attention_detail::entry_lengths(p.lens, b, p.queries);
       backend_masked_softmax_backward(B{}, wc, static_cast<T const*>(s.data()), ds.data(), p.queries, p.kv,
-                                      index_t{1}, l + b * p.queries, index_t{1});
+                                      index_t{1}, l.data, l.repeat);
     } else {
       backend_softmax_backward(B{}, wc, static_cast<T const*>(s.data()), ds.data(), p.queries, p.kv, index_t{1});
     }

@@ -40,6 +40,7 @@
 #include <dimtensor/nn/dropout.hpp>
 #include <dimtensor/nn/linear.hpp>
 #include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/ops/masking.hpp>
 #include <dimtensor/ops/random.hpp>
 #include <dimtensor/ops/squeeze.hpp>
 #include <dimtensor/ops/unsqueeze.hpp>
@@ -155,6 +156,7 @@ class additive_attention
       return checked<call::additive_attention>(
           [&](auto const& queries, auto const& keys, auto const& values, auto const&... valid_lens) {
             using feature_dims = boost::mp11::mp_list<QueryFeat, KeyFeat>;
+            auto const masking = masking_of<KV>(valid_lens...);  // the lengths' one form below this call
             detail::check_layer_input<QueryFeat>(module_name, queries, "queries", W_q.in_features(), "W_q");
             detail::check_layer_input<KeyFeat>(module_name, keys, "keys", W_k.in_features(), "W_k");
             detail::check_qkv_extents<Q, K, V, feature_dims, feature_dims>(module_name, queries, keys, values);
@@ -170,17 +172,17 @@ class additive_attention
                                                           typename decltype(k)::specs>;
             if constexpr (plan::ok && has_additive_scores_kernel<Backend, T>) {
               // The backend's scores kernel: no [batch…, Queries, KV, Hidden] features (ops/additive_scores.hpp).
-              auto const scores = additive_attention_scores<Queries, KV, Hidden>(q, k, w_v.weight, valid_lens...);
+              auto const scores = additive_attention_scores<Queries, KV, Hidden>(q, k, w_v.weight, masking);
               using composed_t = decltype(dimtensor::eval(
                   squeeze<Score>(w_v(tanh(unsqueeze<KV, after_queries>(q) + unsqueeze<Queries, at_kv>(k))))));
               static_assert(std::is_same_v<std::remove_cvref_t<decltype(scores)>, composed_t>,
                             "dimtensor internal: the scores operation's type differs from the composed scores'");
-              return this->template attend<KV>(scores, values, valid_lens...);
+              return this->template attend<KV>(scores, values, masking);
             } else {
               // Broadcast q over KV and k over Queries: [batch…, Queries, KV, Hidden], lazy until w_v.
               auto const features = tanh(unsqueeze<KV, after_queries>(q) + unsqueeze<Queries, at_kv>(k));
               auto const scores = squeeze<Score>(w_v(features));
-              return this->template attend<KV>(scores, values, valid_lens...);
+              return this->template attend<KV>(scores, values, masking);
             }
           },
           queries, keys, values, valid_lens...);

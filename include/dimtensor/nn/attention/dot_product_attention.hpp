@@ -30,6 +30,7 @@
 #include <dimtensor/nn/dropout.hpp>
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/ops/masking.hpp>
 #include <dimtensor/ops/random.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
@@ -138,15 +139,16 @@ class dot_product_attention
             detail::check_qkv_extents<Q, K, V, boost::mp11::mp_list<>, boost::mp11::mp_list<Feat>>(module_name, queries,
                                                                                                    keys, values);
             auto const q = dimtensor::eval(queries);
+            auto const masking = masking_of<KV>(valid_lens...);  // the lengths' one form below this call
             if (this->weights_unused()) {
-              return this->template attend_scaled_dot_product<Queries, KV, Feat>(
-                  q, dimtensor::eval(keys), dimtensor::eval(values), valid_lens...);
+              return this->template attend_scaled_dot_product<Queries, KV, Feat>(q, dimtensor::eval(keys),
+                                                                                 dimtensor::eval(values), masking);
             }
             // Dropout on the weights: they are formed.
             index_t const d = q.template extent<Feat>();
             // d2l divides by math.sqrt(d): a double, rounded to T, then a division.
             auto const scores = contract<Feat>(q, keys) / static_cast<T>(std::sqrt(static_cast<double>(d)));
-            return this->template attend<KV>(scores, values, valid_lens...);
+            return this->template attend<KV>(scores, values, masking);
           },
           queries, keys, values, valid_lens...);
     }

@@ -19,12 +19,20 @@ namespace {
 /// One problem: sizes, row strides wider than the features, lengths.
 struct attention_case {
   index_t batch, queries, kv, d, dv;
-  bool masked;
+  /// Consecutive query rows sharing one length (1: a length per row,
+  /// queries: one per entry); 0: no lengths.
+  index_t repeat;
+  bool masked() const { return repeat > 0; }
 };
 
 std::ostream& operator<<(std::ostream& os, attention_case const& c) {
   return os << "batch " << c.batch << ", queries " << c.queries << ", kv " << c.kv << ", d " << c.d << ", dv " << c.dv
-            << (c.masked ? ", masked" : ", no lengths");
+            << (c.masked() ? ", a length per " + std::to_string(c.repeat) + " rows" : std::string(", no lengths"));
+}
+
+/// Row i of entry b's valid length (the kernels' row_lengths form).
+index_t length_of(attention_case const& c, std::vector<index_t> const& lens, index_t b, index_t i) {
+  return c.masked() ? lens[static_cast<std::size_t>((b * c.queries + i) / c.repeat)] : c.kv;
 }
 
 /// Entry b's offsets for rows of @p rows elements, @p stride apart.
@@ -39,7 +47,7 @@ std::vector<double> weights_row(attention_case const& c, std::vector<double> con
                                 index_t sq, index_t sk, std::vector<index_t> const& lens, index_t b, index_t i,
                                 double scale) {
   std::vector<double> w(static_cast<std::size_t>(c.kv));
-  index_t const len = c.masked ? lens[static_cast<std::size_t>(b * c.queries + i)] : c.kv;
+  index_t const len = length_of(c, lens, b, i);
   double m = -1e300;
   for (index_t j = 0; j < c.kv; ++j) {
     double s = 0;
@@ -77,7 +85,9 @@ TEMPLATE_TEST_CASE("conformance: backend_attention_forward and backend_attention
     auto const hk = gen.uniform<T>(c.batch * c.kv * sk, -1, 1);
     auto const hv = gen.uniform<T>(c.batch * c.kv * sv, -1, 1);
     auto const hg = gen.uniform<T>(c.batch * c.queries * so, -1, 1);
-    std::vector<index_t> lens = gen.lengths<index_t>(c.batch * c.queries, c.kv);
+    index_t const rows = c.batch * c.queries;
+    std::vector<index_t> lens = gen.lengths<index_t>(c.masked() ? (rows + c.repeat - 1) / c.repeat : 1, c.kv);
+    buffer<B, index_t> const lens_b(lens);  // the backend's memory
     buffer<B, T> const q(hq), k(hk), v(hv), g(hg);
     buffer<B, T> out(poisoned<T>(c.batch * c.queries * so));
     buffer<B, T> stats(std::vector<T>(static_cast<std::size_t>(2 * c.batch * c.queries + 1), T(0)));
@@ -92,7 +102,7 @@ TEMPLATE_TEST_CASE("conformance: backend_attention_forward and backend_attention
     p.q = {q.data(), oq.data(), sq};
     p.k = {k.data(), ok.data(), sk};
     p.v = {v.data(), ov.data(), sv};
-    p.lens = c.masked ? lens.data() : nullptr;
+    p.lens = {c.masked() ? lens_b.data() : nullptr, c.masked() ? c.repeat : 1};
     p.scale = static_cast<T>(std::sqrt(static_cast<double>(c.d)));
     T* const st = stats.data();
     dt::backend_attention_forward(B{}, p, dt::kernel::attention_operand<T>{out.data(), oo.data(), so}, st,
@@ -113,7 +123,7 @@ TEMPLATE_TEST_CASE("conformance: backend_attention_forward and backend_attention
     for (index_t b = 0; b < c.batch; ++b) {
       for (index_t i = 0; i < c.queries; ++i) {
         auto const w = weights_row(c, q64, k64, sq, sk, lens, b, i, scale);
-        index_t const len = c.masked ? lens[static_cast<std::size_t>(b * c.queries + i)] : c.kv;
+        index_t const len = length_of(c, lens, b, i);
         std::vector<double> dw(static_cast<std::size_t>(c.kv), 0.0);
         for (index_t j = 0; j < c.kv; ++j) {
           double const wj = w[static_cast<std::size_t>(j)];
@@ -155,13 +165,16 @@ TEMPLATE_TEST_CASE("conformance: backend_attention_forward and backend_attention
     CHECK(first_difference(host_features(dk.host(), nk, sk, c.d), features(want_dk, nk, sk, c.d), tol) == "");
     CHECK(first_difference(host_features(dv.host(), nk, sv, c.dv), features(want_dv, nk, sv, c.dv), tol) == "");
   };
-  // {batch, queries, kv, d, dv, masked}
+  // {batch, queries, kv, d, dv, repeat}
   std::vector<attention_case> const cases = {
-      {2, 5, 7, 5, 3, true},     // small products: loops (BLAS past 4,096 multiply-adds)
-      {3, 9, 20, 16, 16, true},  // float: the register tiles (values' features whole vectors of 16)
-      {2, 70, 33, 8, 32, true},  // more rows than a block
-      {2, 6, 11, 4, 4, false},   // no lengths
-      {1, 3, 1100, 16, 16, true}  // past 1,024 keys: float's online softmax
+      {2, 5, 7, 5, 3, 1},       // small products: loops (BLAS past 4,096 multiply-adds)
+      {3, 9, 20, 16, 16, 1},    // float: the register tiles (values' features whole vectors of 16)
+      {2, 70, 33, 8, 32, 1},    // more rows than a block
+      {2, 6, 11, 4, 4, 0},      // no lengths
+      {4, 6, 11, 4, 4, 6},      // a length per entry (d2l's 1-D lengths)
+      {4, 6, 11, 4, 4, 12},     // a length per two entries (1-D lengths over heads)
+      {3, 8, 13, 4, 5, 2},      // a length per two rows
+      {1, 3, 1100, 16, 16, 1}   // past 1,024 keys: float's online softmax
   };
   for (auto const& c : cases) {
     check(float{}, c);
