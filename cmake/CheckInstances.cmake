@@ -1,4 +1,5 @@
-# The check of dimtensor/instances.hpp: a file that includes the umbrella
+# The check of the instances declared extern (DIMTENSOR_EXTERN_INSTANCES at
+# the end of each header with a dims-free body): a file that includes the umbrella
 # calls the library's copies of the CPU backend's float and double code,
 # and a file compiled with DIMTENSOR_NO_EXTERN_INSTANCES compiles its own.
 #
@@ -15,7 +16,9 @@ foreach(var NM EXTERN_OBJECT OWN_OBJECT)
   endif()
 endforeach()
 
-set(probes "dimtensor::backend_softmax<float>" "dimtensor::autograd::add_gradient<dimtensor::cpu, double>")
+set(probes "dimtensor::backend_softmax<float>" "dimtensor::autograd::add_gradient<dimtensor::cpu, double>"
+           "dimtensor::detail::attention_run<dimtensor::cpu, float>"
+           "dimtensor::nn::detail::gru_layer_pass<double, dimtensor::cpu>")
 set(problems "")
 foreach(kind EXTERN OWN)
   execute_process(COMMAND "${NM}" -C "${${kind}_OBJECT}" OUTPUT_VARIABLE symbols RESULT_VARIABLE rc)

@@ -29,7 +29,7 @@ set(layer_rules
   "5,tensor,^dimtensor/tensor/"
   "6,autograd,^dimtensor/autograd/"
   "7,ops,^dimtensor/ops/"
-  "9,umbrella,^dimtensor/(dimtensor|instances|io|optim|viz|data)\\.hpp$"
+  "9,umbrella,^dimtensor/(dimtensor|io|optim|viz|data)\\.hpp$"
   "9,umbrella,^dimtensor/nn/(attention|parameters)\\.hpp$"
   "8,nn,^dimtensor/nn/"
   "8,optim,^dimtensor/optim/"

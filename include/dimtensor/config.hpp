@@ -36,13 +36,35 @@
 #endif
 
 #if defined(DIMTENSOR_DOXYGEN)
-/// @brief Defined before the first include of <dimtensor/dimtensor.hpp>, the
-/// file compiles the CPU backend's float and double code itself instead of
+/// @brief Defined before the first include of a dimtensor header, the file
+/// compiles the CPU backend's float and double code itself instead of
 /// calling the copies compiled into the dimtensor::runtime library
-/// (dimtensor/instances.hpp): for a file built with other code-generation
-/// flags than the library (`-march=native`), or to inline those kernels.
+/// (DIMTENSOR_EXTERN_INSTANCES): for a file built with other
+/// code-generation flags than the library (`-march=native`), or to inline
+/// those kernels.
 #define DIMTENSOR_NO_EXTERN_INSTANCES
 #endif
+
+/// @brief The compiled instances of a header's dims-free code: `list` is a
+/// macro `list(how, B, T)` of declarations, each introduced by `how`, for
+/// backend B and element type T; this declares them (`extern template`)
+/// for the CPU backend's float and double, so that a file calls the copies
+/// src/instances/ compiles into dimtensor::runtime (it names the same list
+/// in DIMTENSOR_DEFINE_INSTANCES).  Nothing under
+/// DIMTENSOR_NO_EXTERN_INSTANCES or nvcc.  Used at a header's end, at
+/// namespace dimtensor's scope, the list's names qualified from there.
+#if !defined(DIMTENSOR_NO_EXTERN_INSTANCES) && !defined(__CUDACC__)
+#define DIMTENSOR_EXTERN_INSTANCES(list)         \
+  list(extern template, ::dimtensor::cpu, float) \
+  list(extern template, ::dimtensor::cpu, double)
+#else
+#define DIMTENSOR_EXTERN_INSTANCES(list)
+#endif
+
+/// @brief Defines the instances a header lists (see
+/// DIMTENSOR_EXTERN_INSTANCES): in src/instances/, after the header.
+#define DIMTENSOR_DEFINE_INSTANCES(list) \
+  list(template, ::dimtensor::cpu, float) list(template, ::dimtensor::cpu, double)
 
 #if defined(DIMTENSOR_DOXYGEN)
 /// @brief 1 when the CPU backend multiplies through a CBLAS (set by the

@@ -69,5 +69,3 @@
 
 #include <dimtensor/optim.hpp>
 
-// Last: the CPU backend's float and double code, compiled in the library.
-#include <dimtensor/instances.hpp>

@@ -521,8 +521,8 @@ class program_node final : public node {
 };
 
 // Out of the class body, so not inline: the recording code of every
-// expression calls them, and where dimtensor/instances.hpp declares the
-// instance they are compiled once, in the library.
+// expression calls them, and where this file's end declares the instance
+// they are compiled once, in the library.
 template <class B, class T>
 std::uint32_t program_node<B, T>::add_leaf(program_leaf<T> l) {
   program_step s;
@@ -608,3 +608,43 @@ std::shared_ptr<node> copy_node(std::string_view name, std::shared_ptr<tensor_st
 }
 
 }  // namespace dimtensor::autograd
+
+/// @cond INTERNAL
+// The gradient buffers, the interpreter's node and leaves, and the view and
+// copy nodes, compiled once into dimtensor::runtime for the CPU's float and
+// double (src/instances/autograd.cpp defines them): a file calls those copies
+// (config.hpp, DIMTENSOR_EXTERN_INSTANCES).
+#define DIMTENSOR_AUTOGRAD_INSTANCES(how, B, T)                                                                             \
+  how void autograd::add_gradient<B, T>(autograd::tensor_state&, T const*, index_t);                                        \
+  how void autograd::add_gradient<B, T>(autograd::tensor_state&, std::shared_ptr<B::storage<T>>, index_t);                  \
+  how std::pair<std::shared_ptr<B::storage<T>>, T const*> autograd::sum_broadcast<B, T>(                                    \
+      T const*, autograd::padded_extents&, autograd::broadcast_mask const&);                                                \
+  how void autograd::accumulate_gradient<B, T>(autograd::tensor_state&, T const*, autograd::padded_extents,                 \
+                                               autograd::broadcast_mask const&);                                            \
+  how void autograd::detail::read_leaf<B, T, float>(autograd::program_leaf<T> const&, autograd::padded_extents const&,      \
+                                                    T*);                                                                    \
+  how void autograd::detail::read_leaf<B, T, double>(autograd::program_leaf<T> const&, autograd::padded_extents const&,     \
+                                                     T*);                                                                   \
+  how void autograd::detail::read_leaf<B, T, std::int32_t>(autograd::program_leaf<T> const&,                                \
+                                                           autograd::padded_extents const&, T*);                            \
+  how void autograd::detail::read_leaf<B, T, std::int64_t>(autograd::program_leaf<T> const&,                                \
+                                                           autograd::padded_extents const&, T*);                            \
+  how void autograd::detail::read_leaf<B, T, bool>(autograd::program_leaf<T> const&, autograd::padded_extents const&,       \
+                                                   T*);                                                                     \
+  how void autograd::detail::accumulate_leaf<B, T, float>(autograd::program_leaf<T> const&,                                 \
+                                                          autograd::padded_extents const&, T const*);                       \
+  how void autograd::detail::accumulate_leaf<B, T, double>(autograd::program_leaf<T> const&,                                \
+                                                           autograd::padded_extents const&, T const*);                      \
+  how std::shared_ptr<autograd::node> autograd::copy_node<B, T>(std::string_view, std::shared_ptr<autograd::tensor_state>,  \
+                                                                index_t);                                                   \
+  how class autograd::program_node<B, T>;                                                                                   \
+  how class autograd::view_node<B, T>;                                                                                      \
+  how std::shared_ptr<autograd::node> autograd::make_view_node<B, T>(std::string_view,                                      \
+                                                                     std::shared_ptr<autograd::tensor_state>, index_t,      \
+                                                                     autograd::padded_extents const&,                       \
+                                                                     autograd::padded_extents const&, index_t);
+
+namespace dimtensor {
+DIMTENSOR_EXTERN_INSTANCES(DIMTENSOR_AUTOGRAD_INSTANCES)
+}  // namespace dimtensor
+/// @endcond

@@ -25,7 +25,7 @@
 /// weights' gradients; only h·W_hhᵀ and its transpose run per step.  The
 /// passes and the rule name the layer's dims with the GRU's own tags, so
 /// they are compiled once per backend and element type (for `cpu` with
-/// float and double, in the library: dimtensor/instances.hpp); the
+/// float and double, in the library: declared at this file's end); the
 /// module's dims cost only a thin shell.
 
 #include <cmath>
@@ -777,3 +777,24 @@ class gru : public module<gru<Time, Batch, In, Hidden, T, Backend>> {
 
 }  // namespace nn
 }  // namespace dimtensor
+
+/// @cond INTERNAL
+// The GRU layer's passes, back-propagation through time and nodes, compiled
+// once into dimtensor::runtime for the CPU's float and double
+// (src/instances/gru.cpp defines them): a file calls those copies (config.hpp,
+// DIMTENSOR_EXTERN_INSTANCES).
+#define DIMTENSOR_GRU_INSTANCES(how, B, T)                                                                                \
+  how nn::detail::gru_saved<T, B> nn::detail::gru_layer_pass<T, B>(nn::detail::gru_weights<T, B> const&,                  \
+                                                                   nn::detail::gru_input<T, B> const&,                    \
+                                                                   std::optional<nn::detail::gru_state<T, B>> const&,     \
+                                                                   index_t);                                              \
+  how class nn::detail::gru_layer_node<T, B>;                                                                             \
+  how std::pair<nn::detail::gru_seq<T, B>, std::shared_ptr<autograd::node>> nn::detail::gru_layer_run<T, B>(              \
+      nn::detail::gru_weights<T, B> const&, nn::detail::gru_input<T, B> const&, std::shared_ptr<autograd::tensor_state>,  \
+      std::optional<nn::detail::gru_state<T, B>> const&, std::shared_ptr<autograd::tensor_state>, index_t, bool);         \
+  how class nn::detail::gru_final_node<T, B>;
+
+namespace dimtensor {
+DIMTENSOR_EXTERN_INSTANCES(DIMTENSOR_GRU_INSTANCES)
+}  // namespace dimtensor
+/// @endcond

@@ -206,3 +206,19 @@ auto additive_attention_scores(QT const& q, KT const& k, WT const& w, masking<KV
 }
 
 }  // namespace dimtensor
+
+/// @cond INTERNAL
+// Additive attention's scores: the run-time part and node, compiled once into
+// dimtensor::runtime for the CPU's float and double
+// (src/instances/attention.cpp defines them): a file calls those copies
+// (config.hpp, DIMTENSOR_EXTERN_INSTANCES).
+#define DIMTENSOR_ADDITIVE_SCORES_INSTANCES(how, B, T)                                                                \
+  how std::shared_ptr<autograd::node> detail::additive_scores_run<B, T>(                                              \
+      detail::attention_side<T>, detail::attention_side<T>, detail::attention_side<T>, detail::kept_row_lengths, T*,  \
+      bool);                                                                                                          \
+  how class detail::additive_scores_node<B, T>;
+
+namespace dimtensor {
+DIMTENSOR_EXTERN_INSTANCES(DIMTENSOR_ADDITIVE_SCORES_INSTANCES)
+}  // namespace dimtensor
+/// @endcond

@@ -29,8 +29,8 @@
 ///
 /// The dims-free part (operands as run-time layouts, the kernels' calls,
 /// the backward node) is one body per (backend, element type), compiled
-/// into the runtime library for the CPU's float and double
-/// (dimtensor/instances.hpp).
+/// into the runtime library for the CPU's float and double (declared at
+/// the end of this file, defined in src/instances/attention.cpp).
 
 #include <algorithm>
 #include <array>
@@ -449,3 +449,19 @@ auto scaled_dot_product_attention(Q const& queries, K const& keys, V const& valu
 }
 
 }  // namespace dimtensor
+
+/// @cond INTERNAL
+// Scaled dot-product attention's run-time part and node, compiled once into
+// dimtensor::runtime for the CPU's float and double
+// (src/instances/attention.cpp defines them): a file calls those copies
+// (config.hpp, DIMTENSOR_EXTERN_INSTANCES).
+#define DIMTENSOR_ATTENTION_INSTANCES(how, B, T)                                                                         \
+  how std::shared_ptr<autograd::node> detail::attention_run<B, T>(                                                       \
+      detail::attention_side<T>, detail::attention_side<T>, detail::attention_side<T>, detail::kept_row_lengths, T, T*,  \
+      detail::run_layout const&, detail::run_positions const&, std::size_t, bool);                                       \
+  how class detail::attention_node<B, T>;
+
+namespace dimtensor {
+DIMTENSOR_EXTERN_INSTANCES(DIMTENSOR_ATTENTION_INSTANCES)
+}  // namespace dimtensor
+/// @endcond

@@ -556,3 +556,27 @@ auto contract(A const& a, B const& b) {
 }
 
 }  // namespace dimtensor
+
+/// @cond INTERNAL
+// The contraction's run-time part and node, and the permuted copies, compiled
+// once into dimtensor::runtime for the CPU's float and double
+// (src/instances/contract.cpp defines them): a file calls those copies
+// (config.hpp, DIMTENSOR_EXTERN_INSTANCES).
+#define DIMTENSOR_CONTRACT_INSTANCES(how, B, T)                                                                 \
+  how void detail::copy_permuted<B, T>(T*, T const*, detail::run_layout const&, detail::run_positions const&);  \
+  how struct detail::matrix_operand<B, T>;                                                                      \
+  how void detail::batched_product<B, T>(T const*, detail::run_layout const&, detail::run_positions const&,     \
+                                         detail::run_positions const&, detail::run_positions const&, T const*,  \
+                                         detail::run_layout const&, detail::run_positions const&,               \
+                                         detail::run_positions const&, detail::run_positions const&, T*,        \
+                                         detail::run_layout const&, detail::run_positions const&,               \
+                                         detail::run_positions const&, detail::run_positions const&);           \
+  how std::shared_ptr<autograd::node> detail::contract_run<B, T>(                                               \
+      std::string_view, detail::contract_side<T>, detail::contract_side<T>, T*, detail::run_layout const&,      \
+      detail::run_positions const&, detail::run_positions const&, detail::run_positions const&, bool);          \
+  how class detail::contract_node<B, T>;
+
+namespace dimtensor {
+DIMTENSOR_EXTERN_INSTANCES(DIMTENSOR_CONTRACT_INSTANCES)
+}  // namespace dimtensor
+/// @endcond

@@ -128,3 +128,15 @@ void record_lines(std::string_view name, Out& out, In const& in, line_rule rule,
 }
 
 }  // namespace dimtensor::autograd
+
+/// @cond INTERNAL
+// The line rule's node, compiled once into dimtensor::runtime for the CPU's
+// float and double (src/instances/autograd.cpp defines them): a file calls
+// those copies (config.hpp, DIMTENSOR_EXTERN_INSTANCES).
+#define DIMTENSOR_LINE_INSTANCES(how, B, T)  \
+  how class autograd::line_node<B, T>;
+
+namespace dimtensor {
+DIMTENSOR_EXTERN_INSTANCES(DIMTENSOR_LINE_INSTANCES)
+}  // namespace dimtensor
+/// @endcond

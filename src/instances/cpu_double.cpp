@@ -1,4 +1,0 @@
-// The CPU backend's dims-free code for double (include/dimtensor/instances.hpp
-// declares it), compiled once into the dimtensor::runtime library.
-#define DIMTENSOR_DEFINE_INSTANCES double
-#include <dimtensor/instances.hpp>
