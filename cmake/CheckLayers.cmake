@@ -1,7 +1,8 @@
 # The include check: every #include <dimtensor/...> in the library's headers
 # points down the layer picture of docs/design.md ("Layers"), never up, never
-# sideways into a sibling module, and no operation, module, optimizer or
-# dataset (ops/, nn/, optim/, data/) names a backend.
+# sideways into a sibling module, no operation, module, optimizer or
+# dataset (ops/, nn/, optim/, data/) names a backend, and no module above
+# the operations (nn/, optim/, data/, io/, viz/) names dimtensor::detail.
 #
 #   cmake -DINCLUDE_DIR=<repo>/include -P cmake/CheckLayers.cmake
 #
@@ -83,6 +84,14 @@ foreach(header IN LISTS headers)
   set(line_number 0)
   foreach(line IN LISTS lines)
     math(EXPR line_number "${line_number} + 1")
+    # The layers above the operations use the others' public names only:
+    # dimtensor::detail is the private code of core, tensor and ops (io's
+    # own dimtensor::detail::json is its parser's).
+    if(from_module MATCHES "^(nn|optim|data|io|viz)$" AND line MATCHES "dimtensor::detail::"
+       AND NOT line MATCHES "dimtensor::detail::json")
+      list(APPEND problems "${header}:${line_number}: ${from_module} names dimtensor::detail, another module's private code (use its public name)")
+      continue()
+    endif()
     if(NOT line MATCHES "^[ \t]*#[ \t]*include[ \t]*<(dimtensor/[^>]+)>")
       continue()
     endif()

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 
 namespace dimtensor {
@@ -33,6 +34,12 @@ concept Expression = requires(E const& e) {
 /// The plain type of an expression argument.
 template <class E>
 using expr_t = std::remove_cvref_t<E>;
+
+/// @brief What an operation takes as an operand: an expression or tensor
+/// (any cv-ref), or the `ill_formed` of an earlier rejected call, which the
+/// operation passes on, so that one mistake gives one error.
+template <class A>
+concept Operand = Expression<expr_t<A>> || is_ill_formed_v<A>;
 
 /// A C++ arithmetic scalar usable with a tensor in `x * 2.0`.
 template <class S>

@@ -190,3 +190,30 @@ void check_static_extents(std::string_view op, std::array<index_t, R> const& ext
 }
 
 }  // namespace dimtensor::detail
+
+namespace dimtensor {
+
+namespace meta {
+/// The names of a dims list's dims (`names_of<L>::value`), its static
+/// extents (`static_extents_of<L>::value`) and the tags two lists share
+/// (`shared_tags<L1, L2, Except>`): see their definitions (core/shape.hpp).
+using detail::names_of;
+using detail::shared_tags;
+using detail::static_extents_of;
+}  // namespace meta
+
+/// @name The run-time checks and messages of the shape rules, for writing
+/// modules and operations: a shape as text (`shape_string<L>(extents)`:
+/// "[Batch=2, Queries=3]"), the extent-mismatch error, the check of two
+/// operands' shared extents, and sums and products of extents that refuse
+/// to overflow.  Defined in core/shape.hpp's detail namespace, whose
+/// comments give their messages.
+/// @{
+using detail::check_operand_extents;
+using detail::checked_extent_product;
+using detail::checked_extent_sum;
+using detail::shape_string;
+using detail::throw_extent_mismatch;
+/// @}
+
+}  // namespace dimtensor

@@ -46,8 +46,8 @@ void check_loaded_shape(std::string const& key, std::filesystem::path const& fro
   if (loaded.extents() != current.extents()) {
     using specs = typename Tensor::specs;
     throw io_error("load_parameters: " + key + " in " + from.string() + " has shape " +
-                   dimtensor::detail::shape_string<specs>(loaded.extents()) + " but the module's is " +
-                   dimtensor::detail::shape_string<specs>(current.extents()));
+                   shape_string<specs>(loaded.extents()) + " but the module's is " +
+                   shape_string<specs>(current.extents()));
   }
 }
 

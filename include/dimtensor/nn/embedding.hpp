@@ -62,8 +62,8 @@ constexpr auto embedding_diagnosis() {
       return std::type_identity<diagnostic::backends_differ<call::embedding, typename X::backend, Backend>>{};
     } else if constexpr (!std::is_same_v<idx_t, std::int32_t> && !std::is_same_v<idx_t, std::int64_t>) {
       return std::type_identity<diagnostic::indices_not_integer<call::embedding, idx_t>>{};
-    } else if constexpr (dimtensor::detail::contains_v<Feat, typename X::specs> ||
-                         dimtensor::detail::contains_v<Vocab, typename X::specs>) {
+    } else if constexpr (meta::contains_v<Feat, typename X::specs> ||
+                         meta::contains_v<Vocab, typename X::specs>) {
       return std::type_identity<diagnostic::embedding_indices_have_dim<Vocab, Feat, typename X::specs>>{};
     } else {
       return std::type_identity<void>{};

@@ -62,8 +62,8 @@ constexpr auto tokens_diagnosis() {
     return std::type_identity<ill_formed>{};
   } else {
     using L = typename expr_t<X>::specs;
-    if constexpr (expr_t<X>::rank != 2 || !dimtensor::detail::contains_v<Batch, L> ||
-                  !dimtensor::detail::contains_v<Steps, L>) {
+    if constexpr (expr_t<X>::rank != 2 || !meta::contains_v<Batch, L> ||
+                  !meta::contains_v<Steps, L>) {
       return std::type_identity<diagnostic::seq2seq_tokens_dims<Call, dims<Batch, Steps>, L>>{};
     } else {
       return std::type_identity<void>{};
@@ -82,10 +82,10 @@ void store_valid_lens(Dst&, std::nullopt_t) {}
 template <class Call, class Batch, class Measured, template <class, class, class> class Diagnostic, class Dst, class L>
 requires(Expression<expr_t<L>>) auto store_valid_lens(Dst& dst, L const& lens) {
   using specs = typename expr_t<L>::specs;
-  if constexpr (expr_t<L>::rank != 1 || !dimtensor::detail::contains_v<Batch, specs>) {
+  if constexpr (expr_t<L>::rank != 1 || !meta::contains_v<Batch, specs>) {
     (void)diagnostic::fire<Diagnostic<Call, Batch, specs>>;
-  } else if constexpr (!dimtensor::detail::measures_v<L, Measured>) {
-    (void)diagnostic::fire<dimtensor::detail::lens_measure_diagnosis_t<Call, L, Measured>>;
+  } else if constexpr (!measures_v<L, Measured>) {
+    (void)diagnostic::fire<lens_measure_diagnosis_t<Call, L, Measured>>;
   } else {
     dst = cast<std::int64_t>(lens);
   }

@@ -134,8 +134,8 @@ constexpr auto gru_input_diagnosis() {
       return std::type_identity<diagnostic::backends_differ<call::gru, typename expr_t<X>::backend, Backend>>{};
     } else if constexpr (!std::is_same_v<typename expr_t<X>::value_type, T>) {
       return std::type_identity<diagnostic::element_types_differ<call::gru, typename expr_t<X>::value_type, T>>{};
-    } else if constexpr (dimtensor::detail::rank_v<specs> != 3 || !dimtensor::detail::contains_v<Time, specs> ||
-                         !dimtensor::detail::contains_v<Batch, specs> || !dimtensor::detail::contains_v<In, specs>) {
+    } else if constexpr (meta::rank_v<specs> != 3 || !meta::contains_v<Time, specs> ||
+                         !meta::contains_v<Batch, specs> || !meta::contains_v<In, specs>) {
       return std::type_identity<diagnostic::gru_input_dims<Time, Batch, In, specs>>{};
     } else {
       return std::type_identity<void>{};
@@ -154,7 +154,7 @@ constexpr auto gru_state_diagnosis() {
       return std::type_identity<diagnostic::backends_differ<call::gru, typename expr_t<S>::backend, Backend>>{};
     } else if constexpr (!std::is_same_v<typename expr_t<S>::value_type, T>) {
       return std::type_identity<diagnostic::element_types_differ<call::gru, typename expr_t<S>::value_type, T>>{};
-    } else if constexpr (!std::is_same_v<dimtensor::detail::tags_of<specs>, dims<Layers, Batch, Hidden>>) {
+    } else if constexpr (!std::is_same_v<meta::tags_of<specs>, dims<Layers, Batch, Hidden>>) {
       return std::type_identity<diagnostic::gru_state_dims<Layers, Batch, Hidden, specs>>{};
     } else {
       return std::type_identity<void>{};
@@ -273,7 +273,7 @@ gru_saved<T, Backend> gru_layer_pass(gru_weights<T, Backend> const& p, gru_input
   index_t const bh = batch * hidden;
 
   // The input projections of every step, in one contraction.
-  gates_t const g(dimtensor::detail::contract_tensors<GruIn>("gru", s.xs, p.weight_ih) + p.bias_ih);
+  gates_t const g(contract_checked<GruIn>("gru", s.xs, p.weight_ih) + p.bias_ih);
 
   typename step_t::extents_type const se{batch, hidden};
   typename step_t::extents_type const dense{hidden, 1};
@@ -288,7 +288,7 @@ gru_saved<T, Backend> gru_layer_pass(gru_weights<T, Backend> const& p, gru_input
   step_t h(uninitialized, se);  // the state, kept apart from hs so that no write reads its own target
   for (index_t t = 0; t < steps; ++t) {
     step_t const hp = view_of<step_t>(s.hs, t * bh, se, dense);
-    step_gates_t const gh(dimtensor::detail::contract_tensors<GruHidden>("gru", hp, p.weight_hh) + p.bias_hh);
+    step_gates_t const gh(contract_checked<GruHidden>("gru", hp, p.weight_hh) + p.bias_hh);
     index_t const go = t * batch * 3 * hidden;
     auto const gate = [&](auto const& src, index_t offset, index_t k) {
       return view_of<step_t>(src, offset + k * hidden, se, gate_str);
@@ -375,7 +375,7 @@ class gru_layer_node final : public autograd::node {
       gate(dgh, 1).assign(dz);
       gate(dgh, 2).assign(dn * r);
       step_gates_t const dgh_t = view_of<step_gates_t>(dgh, go, {batch, 3 * hidden}, {3 * hidden, 1});
-      dh = step_t(dh * z + dimtensor::detail::contract_tensors<Gates>("gru", dgh_t, p_.weight_hh));
+      dh = step_t(dh * z + contract_checked<Gates>("gru", dgh_t, p_.weight_hh));
     }
 
     index_t const rows = steps * batch;
@@ -385,13 +385,13 @@ class gru_layer_node final : public autograd::node {
       basic_tensor<Backend, T, TimeBatch, GruIn> const x_rows(s_.xs.storage(), s_.xs.data(),
                                                              {rows, s_.xs.extents()[2]}, {s_.xs.extents()[2], 1});
       add_tensor_gradient(*p_.weight_ih_state,
-                          dimtensor::detail::contract_tensors<TimeBatch>("gru", dgx_rows, x_rows));
+                          contract_checked<TimeBatch>("gru", dgx_rows, x_rows));
     }
     if (p_.weight_hh_state) {
       basic_tensor<Backend, T, TimeBatch, GruHidden> const h_rows(s_.hs.storage(), s_.hs.data(), {rows, hidden},
                                                                  {hidden, 1});
       add_tensor_gradient(*p_.weight_hh_state,
-                          dimtensor::detail::contract_tensors<TimeBatch>("gru", dgh_rows, h_rows));
+                          contract_checked<TimeBatch>("gru", dgh_rows, h_rows));
     }
     // The biases' gradients: dgx and dgh summed over Time and Batch, the
     // positions a bias is broadcast over.
@@ -406,7 +406,7 @@ class gru_layer_node final : public autograd::node {
     for (auto [state, d] : {std::pair{p_.bias_ih_state.get(), &dgx}, std::pair{p_.bias_hh_state.get(), &dgh}}) {
       if (state) autograd::accumulate_gradient<Backend, T>(*state, d->data(), gates_padded, over_rows);
     }
-    if (x_state_) add_tensor_gradient(*x_state_, dimtensor::detail::contract_tensors<Gates>("gru", dgx, p_.weight_ih));
+    if (x_state_) add_tensor_gradient(*x_state_, contract_checked<Gates>("gru", dgx, p_.weight_ih));
     if (h0_state_) {
       auto dh0 = std::make_shared<storage_t>(h0_size_);
       backend_fill(Backend{}, dh0->data(), h0_size_, T(0));
@@ -674,8 +674,8 @@ class gru : public module<gru<Time, Batch, In, Hidden, T, Backend>> {
   auto step(X const& x, S const& state) {
     if constexpr (any_ill_formed_v<X, S>) {
       return ill_formed{};
-    } else if constexpr (expr_t<X>::rank != 2 || !dimtensor::detail::contains_v<Batch, typename expr_t<X>::specs> ||
-                         !dimtensor::detail::contains_v<In, typename expr_t<X>::specs>) {
+    } else if constexpr (expr_t<X>::rank != 2 || !meta::contains_v<Batch, typename expr_t<X>::specs> ||
+                         !meta::contains_v<In, typename expr_t<X>::specs>) {
       (void)diagnostic::fire<diagnostic::gru_step_input_dims<Time, Batch, In, typename expr_t<X>::specs>>;
       return ill_formed{};
     } else {
@@ -734,7 +734,7 @@ class gru : public module<gru<Time, Batch, In, Hidden, T, Backend>> {
             using xt_t = std::remove_cvref_t<decltype(xt)>;
             index_t const in = xt.template extent<In>();
             if (in != input_size()) {
-              dimtensor::detail::throw_extent_mismatch("gru", dim_name_v<In>, in, input_size(), "input",
+              throw_extent_mismatch("gru", dim_name_v<In>, in, input_size(), "input",
                                                        "weight_ih_l0");
             }
             index_t const steps = xt.template extent<Time>();
@@ -746,8 +746,8 @@ class gru : public module<gru<Time, Batch, In, Hidden, T, Backend>> {
               char const* what[3] = {"given state", "given state", "given state"};
               for (std::size_t i = 0; i < 3; ++i) {
                 if (e[i] != want[i]) {
-                  dimtensor::detail::throw_extent_mismatch(
-                      "gru", dimtensor::detail::names_of<typename state_type::specs>::value[i], e[i], want[i], what[i],
+                  throw_extent_mismatch(
+                      "gru", meta::names_of<typename state_type::specs>::value[i], e[i], want[i], what[i],
                       i == 1 ? "input" : "module");
                 }
               }
@@ -762,7 +762,7 @@ class gru : public module<gru<Time, Batch, In, Hidden, T, Backend>> {
                                                                           static_cast<index_t>(k + 1)));
             }
             auto state = detail::gru_final_state(ys);
-            using target = boost::mp11::mp_replace<dimtensor::detail::tags_of<typename xt_t::specs>, In, Hidden>;
+            using target = boost::mp11::mp_replace<meta::tags_of<typename xt_t::specs>, In, Hidden>;
             if constexpr (std::is_same_v<target, dims<Time, Batch, Hidden>>) {
               return std::pair<seq_t, state_type>(ys.back(), std::move(state));
             } else {

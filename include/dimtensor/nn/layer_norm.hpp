@@ -50,7 +50,7 @@ constexpr auto layer_norm_diagnosis() {
     return std::type_identity<diagnostic::backends_differ<call::layer_norm, typename expr_t<X>::backend, Backend>>{};
   } else if constexpr (!std::is_same_v<typename expr_t<X>::value_type, T>) {
     return std::type_identity<diagnostic::element_types_differ<call::layer_norm, typename expr_t<X>::value_type, T>>{};
-  } else if constexpr (!dimtensor::detail::contains_v<Feat, typename expr_t<X>::specs>) {
+  } else if constexpr (!meta::contains_v<Feat, typename expr_t<X>::specs>) {
     return std::type_identity<diagnostic::not_a_dimension_of<call::layer_norm, Feat, typename expr_t<X>::specs>>{};
   } else {
     return std::type_identity<void>{};
@@ -119,10 +119,10 @@ class layer_norm : public module<layer_norm<Feat, T, Backend>> {
             using xt_t = std::remove_cvref_t<decltype(xt)>;
             index_t const n = xt.template extent<Feat>();
             if (n != normalized_size()) {
-              dimtensor::detail::throw_extent_mismatch("layer_norm", dim_name_v<Feat>, n, normalized_size(), "input",
+              throw_extent_mismatch("layer_norm", dim_name_v<Feat>, n, normalized_size(), "input",
                                                        "weight");
             }
-            using tags = dimtensor::detail::tags_of<typename xt_t::specs>;
+            using tags = meta::tags_of<typename xt_t::specs>;
             if constexpr (std::is_same_v<boost::mp11::mp_back<tags>, Feat>) {
               return normalize(xt);
             } else {

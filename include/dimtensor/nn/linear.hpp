@@ -84,9 +84,9 @@ constexpr auto linear_diagnosis() {
     return std::type_identity<diagnostic::backends_differ<call::linear, typename X::backend, Backend>>{};
   } else if constexpr (!std::is_same_v<typename X::value_type, T>) {
     return std::type_identity<diagnostic::element_types_differ<call::linear, typename X::value_type, T>>{};
-  } else if constexpr (!dimtensor::detail::contains_v<In, typename X::specs>) {
+  } else if constexpr (!meta::contains_v<In, typename X::specs>) {
     return std::type_identity<diagnostic::linear_input_lacks_dim<In, Out, typename X::specs>>{};
-  } else if constexpr (!std::is_same_v<In, Out> && dimtensor::detail::contains_v<Out, typename X::specs>) {
+  } else if constexpr (!std::is_same_v<In, Out> && meta::contains_v<Out, typename X::specs>) {
     return std::type_identity<diagnostic::linear_output_dim_present<In, Out, typename X::specs>>{};
   } else {
     return std::type_identity<void>{};
@@ -187,16 +187,16 @@ class linear : public module<linear<In, Out, T, Backend>> {
             auto const xt = eval(x);
             index_t const n = xt.template extent<In>();
             if (n != in_features())
-              dimtensor::detail::throw_extent_mismatch("linear", dim_name_v<In>, n, in_features(), "input", "weight");
+              throw_extent_mismatch("linear", dim_name_v<In>, n, in_features(), "input", "weight");
             auto y = [&] {
               if constexpr (std::is_same_v<In, Out>) {
-                return dimtensor::detail::contract_tensors<weight_in>("linear", rename<In, weight_in>(xt), weight);
+                return contract_checked<weight_in>("linear", rename<In, weight_in>(xt), weight);
               } else {
-                return dimtensor::detail::contract_tensors<In>("linear", xt, weight);
+                return contract_checked<In>("linear", xt, weight);
               }
             }();
             if (has_bias_) y = y + bias;  // y ends with Out, so bias aligns from the right
-            using target = boost::mp11::mp_replace<dimtensor::detail::tags_of<typename X::specs>, In, Out>;
+            using target = boost::mp11::mp_replace<meta::tags_of<typename X::specs>, In, Out>;
             return detail::permute_to<target>::apply(y);
           },
           x);

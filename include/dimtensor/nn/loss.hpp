@@ -304,7 +304,7 @@ auto cross_entropy_unchecked(std::string_view name, X const& logits, Lab const& 
 /// floating-point element type; dynamic extents that differ are a
 /// `shape_error` naming the call first ("mse_loss: target: extent mismatch
 /// for dimension …").  Differentiable with respect to both.
-template <dimtensor::detail::Operand P, dimtensor::detail::Operand Tg, Reduction R = reduction::mean_t>
+template <Operand P, Operand Tg, Reduction R = reduction::mean_t>
 auto mse_loss(P const& prediction, Tg const& target, R r = {}) {
   (void)r;
   if constexpr (rejects(detail::mse_loss_diagnosis<expr_t<P>, expr_t<Tg>>())) {
@@ -312,7 +312,7 @@ auto mse_loss(P const& prediction, Tg const& target, R r = {}) {
   } else {
     return checked<call::mse_loss>(
         [&](auto const& prediction, auto const& target) {
-          dimtensor::detail::check_operand_extents<dimtensor::detail::tags_of<typename expr_t<P>::specs>>(
+          check_operand_extents<meta::tags_of<typename expr_t<P>::specs>>(
               "mse_loss", prediction, "prediction", target, "target");
           auto const squared = square(prediction - target);
           if constexpr (std::is_same_v<R, reduction::none_t>) {
@@ -341,7 +341,7 @@ auto mse_loss(P const& prediction, Tg const& target, R r = {}) {
 /// respect to the logits: the gradient is (softmax − one-hot) times the
 /// loss's gradient.  PyTorch's `ignore_index`, class weights and label
 /// smoothing are not offered.
-template <class Class, dimtensor::detail::Operand X, dimtensor::detail::Operand Lab,
+template <class Class, Operand X, Operand Lab,
           Reduction R = reduction::mean_t>
 auto cross_entropy(X const& logits, Lab const& labels, R r = {}) {
   (void)r;
@@ -371,8 +371,8 @@ auto cross_entropy(X const& logits, Lab const& labels, R r = {}) {
 /// `call::masked_softmax_ce_loss`: label must be prediction's dims without
 /// Vocab, Steps a dim of label, and valid_len's dims a leading part of the
 /// label's dims without Steps.  Differentiable with respect to the prediction.
-template <class Steps, class Vocab, dimtensor::detail::Operand P, dimtensor::detail::Operand Lab,
-          dimtensor::detail::Operand VL>
+template <class Steps, class Vocab, Operand P, Operand Lab,
+          Operand VL>
 auto masked_softmax_ce_loss(P const& prediction, Lab const& label, VL const& valid_len) {
   using call_t = call::masked_softmax_ce_loss;
   auto const diagnose = [] {
@@ -381,12 +381,12 @@ auto masked_softmax_ce_loss(P const& prediction, Lab const& label, VL const& val
     } else {
       using LS = typename expr_t<Lab>::specs;
       using weights_t = tensor_with_dims<typename expr_t<P>::backend, typename expr_t<P>::value_type, LS>;
-      if constexpr (!dimtensor::detail::contains_v<Steps, LS>) {
+      if constexpr (!meta::contains_v<Steps, LS>) {
         return first_diagnosis(detail::cross_entropy_diagnosis<call_t, Vocab, expr_t<P>, expr_t<Lab>>(),
                                std::type_identity<diagnostic::not_a_dimension_of<call_t, Steps, LS>>{});
       } else {
         return first_diagnosis(detail::cross_entropy_diagnosis<call_t, Vocab, expr_t<P>, expr_t<Lab>>(),
-                               dimtensor::detail::valid_lens_diagnosis<call_t, Steps, weights_t, expr_t<VL>>());
+                               valid_lens_diagnosis<call_t, Steps, weights_t, expr_t<VL>>());
       }
     }
   }();
@@ -398,7 +398,7 @@ auto masked_softmax_ce_loss(P const& prediction, Lab const& label, VL const& val
           using weights_t = tensor_with_dims<typename expr_t<P>::backend, typename expr_t<P>::value_type,
                                              typename expr_t<Lab>::specs>;
           auto const lab = eval(label);
-          dimtensor::detail::check_operand_extents<dimtensor::detail::tags_of<typename expr_t<VL>::specs>>(
+          check_operand_extents<meta::tags_of<typename expr_t<VL>::specs>>(
               "masked_softmax_ce_loss", lab, "label", valid_len, "valid_len");
           weights_t ones(uninitialized, lab.extents());
           ones.fill(1);

@@ -244,7 +244,7 @@ class seq2seq_attention_decoder
                         " " + std::to_string(embed_size.value) + " and " + std::string(dim_name_v<Hidden>) + " " +
                         std::to_string(num_hiddens.value));
     }
-    return dimtensor::detail::checked_extent_sum("seq2seq_attention_decoder", embed_size.value, num_hiddens.value,
+    return checked_extent_sum("seq2seq_attention_decoder", embed_size.value, num_hiddens.value,
                                                  [] { return std::string("the GRU's input (Embed + Hidden)"); });
   }
 

@@ -151,8 +151,8 @@ class positional_encoding : public module<positional_encoding<Steps, Hidden, T, 
   auto operator()(X const& x, index_t offset = 0) {
     if constexpr (is_ill_formed_v<X>) {
       return ill_formed{};
-    } else if constexpr (!dimtensor::detail::contains_v<Steps, typename expr_t<X>::specs> ||
-                         !dimtensor::detail::contains_v<Hidden, typename expr_t<X>::specs>) {
+    } else if constexpr (!meta::contains_v<Steps, typename expr_t<X>::specs> ||
+                         !meta::contains_v<Hidden, typename expr_t<X>::specs>) {
       (void)diagnostic::fire<
           diagnostic::positions_not_in_tensor<call::positional_encoding, Steps, Hidden, typename expr_t<X>::specs>>;
       return ill_formed{};
@@ -326,10 +326,10 @@ class transformer_encoder
       return std::type_identity<void>{};
     } else {
       using specs = typename expr_t<typename detail::lens_type<lens_t>::type>::specs;
-      if constexpr (dimtensor::detail::rank_v<specs> != 1 || !dimtensor::detail::contains_v<Batch, specs>) {
+      if constexpr (meta::rank_v<specs> != 1 || !meta::contains_v<Batch, specs>) {
         return std::type_identity<diagnostic::transformer_valid_lens_dims<call::transformer_encoder, Batch, specs>>{};
       } else {
-        return std::type_identity<dimtensor::detail::lens_measure_diagnosis_t<call::transformer_encoder, lens_t, Steps>>{};
+        return std::type_identity<lens_measure_diagnosis_t<call::transformer_encoder, lens_t, Steps>>{};
       }
     }
   }

@@ -149,6 +149,10 @@ struct additive_plan {
 
 }  // namespace detail
 
+/// additive_plan<Queries, KV, Hidden, QS, KS>::ok: whether the scores
+/// kernel takes projected queries and keys of dims QS and KS.
+using detail::additive_plan;
+
 /// @brief Additive attention's scores [batch…, Queries, KV] from the
 /// projected queries @p q ([batch…, Queries, Hidden]), keys @p k
 /// ([batch…, KV, Hidden], the same batch dims in the same order) and

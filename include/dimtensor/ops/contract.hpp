@@ -528,6 +528,16 @@ auto contract_operands(std::string_view name, A const& a, B const& b) {
 
 }  // namespace detail
 
+/// @brief contract<D>(a, b) for evaluated tensors whose dims the caller has
+/// already checked at compile time (a module over its own dims): checks
+/// the shared extents at run time (its errors name @p name), then one
+/// batched matrix product, and records the rule when an operand requires
+/// gradients.
+template <class D, class TA, class TB>
+auto contract_checked(std::string_view name, TA const& a, TB const& b) {
+  return detail::contract_tensors<D>(name, a, b);
+}
+
 /// @brief Contracts @p a and @p b over the dim D, by name (einsum with
 /// named indices).
 ///

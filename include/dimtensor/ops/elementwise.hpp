@@ -28,8 +28,7 @@ namespace dimtensor {
 
 namespace detail {
 
-template <class A>
-concept Operand = Expression<expr_t<A>> || is_ill_formed_v<A>;
+using dimtensor::Operand;  // the library's code names it detail::Operand
 
 template <class A, class B>
 concept BinaryOperands = (Operand<A> && (Operand<B> || Scalar<B>)) || (Scalar<A> && Operand<B>);

@@ -211,6 +211,21 @@ index_t check_valid_lens_values(std::string_view call, std::string_view x_name, 
 
 }  // namespace detail
 
+/// @name The rules of valid lengths, for a call of one's own that takes
+/// them (defined above, in detail): whether lengths L may mask dim D
+/// (`measures_v<L, D>`), the diagnosis of typed lengths of another dim
+/// (`lens_measure_diagnosis_t<Call, L, D>`), the whole rule of lengths
+/// against the masked tensor (`valid_lens_diagnosis<Call, D, X, L>()`, and
+/// `masking_diagnosis`, void for no lengths), and the run-time check of
+/// their extents and values (`check_valid_lens_extents`).
+/// @{
+using detail::check_valid_lens_extents;
+using detail::lens_measure_diagnosis_t;
+using detail::masking_diagnosis;
+using detail::measures_v;
+using detail::valid_lens_diagnosis;
+/// @}
+
 /// @brief d2l's `sequence_mask`, along any dim D: a copy of @p x in which
 /// every element at index >= its row's valid length along D is @p value.
 ///

@@ -78,6 +78,11 @@ auto to_host(X const& x) {
 
 }  // namespace detail
 
+/// to_host(x): @p x evaluated into contiguous elements the host can read
+/// (on its own backend when the host reads that memory, else copied to
+/// the CPU), not recorded by autograd: for printing, saving and plotting.
+using detail::to_host;
+
 /// @brief The tensor or expression @p x evaluated on its backend and copied
 /// to backend @p To: `auto g = to<cuda>(x);` … `auto back = to<cpu>(g);`.
 /// Already on To: x itself (a handle to the same elements), as PyTorch's `.to`.

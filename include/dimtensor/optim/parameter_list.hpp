@@ -239,7 +239,7 @@ class parameter_ref {
                   "dimtensor: an optimizer's parameters are float or double tensors");
     if (!tensor.is_contiguous()) {
       throw value_error("optim: the parameter " + key_ + " " +
-                        dimtensor::detail::shape_string<typename Tensor::specs>(tensor.extents()) +
+                        shape_string<typename Tensor::specs>(tensor.extents()) +
                         " is a strided view; an optimizer updates contiguous tensors");
     }
     if (tensor.grad_state() == nullptr) tensor.requires_grad_(false);  // creates the shared state
@@ -257,7 +257,7 @@ class parameter_ref {
     };
     describe_ = [](void const* t) {
       auto const& x = *static_cast<Tensor const*>(t);
-      return dimtensor::detail::shape_string<typename Tensor::specs>(x.extents());
+      return shape_string<typename Tensor::specs>(x.extents());
     };
   }
 

@@ -141,14 +141,14 @@ template <class E>
 heatmap_data read_heatmap_data(E const& x) {
   using L = typename E::specs;
   constexpr std::size_t R = E::rank;
-  auto const t = dimtensor::detail::to_host(x);
+  auto const t = to_host(x);
   heatmap_data d;
   auto const& ext = t.extents();
   d.extents = R == 4 ? std::array<index_t, 4>{ext[0], ext[1], ext[R - 2], ext[R - 1]}
                      : std::array<index_t, 4>{1, 1, ext[R - 2], ext[R - 1]};
-  d.shape = dimtensor::detail::shape_string<L>(ext);
-  d.x_name = std::string(dimtensor::detail::names_of<L>::value[R - 1]);
-  d.y_name = std::string(dimtensor::detail::names_of<L>::value[R - 2]);
+  d.shape = shape_string<L>(ext);
+  d.x_name = std::string(meta::names_of<L>::value[R - 1]);
+  d.y_name = std::string(meta::names_of<L>::value[R - 2]);
   index_t const n = t.size();
   d.values.resize(static_cast<std::size_t>(n));
   auto const* const p = t.data();

@@ -166,7 +166,7 @@ namespace detail {
 /// to the host first when the host cannot read them).
 template <class E>
 std::vector<double> values_of(E const& x) {
-  auto const t = dimtensor::detail::to_host(x);
+  auto const t = to_host(x);
   std::vector<double> v(static_cast<std::size_t>(t.size()));
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(t.data()[i]);
   return v;
@@ -197,8 +197,8 @@ series series_of(std::string label, X const& x, Y const& y, series::style kind =
     (void)diagnostic::fire<diagnostic::series_needs_rank_1<call::series_of, typename Y::specs>>;
     return {};
   } else {
-    using SX = dimtensor::detail::spec_at<typename X::specs, 0>;
-    using SY = dimtensor::detail::spec_at<typename Y::specs, 0>;
+    using SX = meta::spec_at<typename X::specs, 0>;
+    using SY = meta::spec_at<typename Y::specs, 0>;
     if constexpr (!std::is_same_v<dim_of<SX>, dim_of<SY>>) {
       (void)diagnostic::fire<diagnostic::series_dims_differ<call::series_of, diagnostic::left_has<dim_of<SX>>,
                                                             diagnostic::right_has<dim_of<SY>>>>;
@@ -209,7 +209,7 @@ series series_of(std::string label, X const& x, Y const& y, series::style kind =
       return {};
     } else {
       if (x.extents()[0] != y.extents()[0]) {
-        dimtensor::detail::throw_extent_mismatch("series_of", dim_name_v<dim_of<SX>>, x.extents()[0], y.extents()[0],
+        throw_extent_mismatch("series_of", dim_name_v<dim_of<SX>>, x.extents()[0], y.extents()[0],
                                                  "x", "y");
       }
       return series(std::move(label), detail::values_of(x), detail::values_of(y), kind);

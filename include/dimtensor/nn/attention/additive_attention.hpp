@@ -57,7 +57,7 @@ template <class Queries, class KV, class QTags, class K>
 auto keys_in_queries_order(K const& k) {
   namespace mp = boost::mp11;
   using want = mp::mp_replace<QTags, Queries, KV>;
-  using have = dimtensor::detail::tags_of<typename K::specs>;
+  using have = meta::tags_of<typename K::specs>;
   if constexpr (!std::is_same_v<want, have> && mp::mp_size<want>::value == mp::mp_size<have>::value &&
                 mp::mp_all_of_q<want, mp::mp_bind_front<mp::mp_contains, have>>::value) {
     return permute_to<want>::apply(k);
@@ -163,12 +163,12 @@ class additive_attention
             auto const q = W_q(queries);  // [batch…, Queries, Hidden]
             // [batch…, KV, Hidden], in the queries' order.
             auto const k =
-                detail::keys_in_queries_order<Queries, KV, dimtensor::detail::tags_of<typename decltype(q)::specs>>(
+                detail::keys_in_queries_order<Queries, KV, meta::tags_of<typename decltype(q)::specs>>(
                     W_k(keys));
             constexpr std::size_t after_queries =
-                dimtensor::detail::index_of_v<Queries, typename decltype(q)::specs> + 1;
-            constexpr std::size_t at_kv = dimtensor::detail::index_of_v<KV, typename decltype(k)::specs>;
-            using plan = dimtensor::detail::additive_plan<Queries, KV, Hidden, typename decltype(q)::specs,
+                meta::index_of_v<Queries, typename decltype(q)::specs> + 1;
+            constexpr std::size_t at_kv = meta::index_of_v<KV, typename decltype(k)::specs>;
+            using plan = additive_plan<Queries, KV, Hidden, typename decltype(q)::specs,
                                                           typename decltype(k)::specs>;
             if constexpr (plan::ok && has_additive_scores_kernel<Backend, T>) {
               // The backend's scores kernel: no [batch…, Queries, KV, Hidden] features (ops/additive_scores.hpp).

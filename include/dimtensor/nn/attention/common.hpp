@@ -140,12 +140,12 @@ namespace nn::detail {
 /// The dims of the list @p Wanted that a shape @p Specs lacks, in Wanted's order.
 template <class Specs, class Wanted>
 using dims_lacking = boost::mp11::mp_remove_if_q<
-    Wanted, boost::mp11::mp_bind_front<boost::mp11::mp_contains, dimtensor::detail::tags_of<Specs>>>;
+    Wanted, boost::mp11::mp_bind_front<boost::mp11::mp_contains, meta::tags_of<Specs>>>;
 
 /// The dims of the list @p Wanted that a shape @p Specs has, in Wanted's order.
 template <class Specs, class Wanted>
 using dims_having = boost::mp11::mp_copy_if_q<
-    Wanted, boost::mp11::mp_bind_front<boost::mp11::mp_contains, dimtensor::detail::tags_of<Specs>>>;
+    Wanted, boost::mp11::mp_bind_front<boost::mp11::mp_contains, meta::tags_of<Specs>>>;
 
 /// Which check fails first for an attention operand @p X that must have
 /// every dim of @p Needed and none of @p Foreign: a diagnostic class, or void.
@@ -194,8 +194,8 @@ using qkv_diagnosis_t = typename first_diagnosis<
 /// (queries) vs … (keys)" otherwise.
 template <class Q, class K, class V, class ExceptQK, class ExceptKV>
 void check_qkv_extents(std::string_view call, Q const& queries, K const& keys, V const& values) {
-  using dimtensor::detail::check_operand_extents;
-  using dimtensor::detail::shared_tags;
+  using dimtensor::check_operand_extents;
+  using meta::shared_tags;
   check_operand_extents<shared_tags<typename expr_t<Q>::specs, typename expr_t<K>::specs, ExceptQK>>(
       call, queries, "queries", keys, "keys");
   check_operand_extents<shared_tags<typename expr_t<K>::specs, typename expr_t<V>::specs, ExceptKV>>(call, keys, "keys",
@@ -208,9 +208,9 @@ void check_qkv_extents(std::string_view call, Q const& queries, K const& keys, V
 template <class D, class X>
 void check_layer_input(std::string_view call, X const& x, std::string_view operand, index_t in,
                        std::string_view layer) {
-  index_t const n = x.extents()[dimtensor::detail::index_of_v<D, typename X::specs>];
+  index_t const n = x.extents()[meta::index_of_v<D, typename X::specs>];
   if (n != in) {
-    dimtensor::detail::throw_extent_mismatch(std::string(call) + ": " + std::string(operand), dim_name_v<D>, n, in,
+    throw_extent_mismatch(std::string(call) + ": " + std::string(operand), dim_name_v<D>, n, in,
                                              operand, layer);
   }
 }
@@ -225,7 +225,7 @@ struct lens_diagnosis {
 };
 template <class Call, class KV, class L>
 struct lens_diagnosis<Call, KV, L> {
-  using type = dimtensor::detail::lens_measure_diagnosis_t<Call, L, KV>;
+  using type = lens_measure_diagnosis_t<Call, L, KV>;
 };
 /// `lens_diagnosis<Call, KV, L...>::type`.
 template <class Call, class KV, class... L>
@@ -278,7 +278,7 @@ class weights_store {
     // The shape is spelled only when an error needs it, not on every call.
     auto const describe = [](std::any const& value) {
       auto const& t = std::any_cast<Tensor const&>(value);
-      return dimtensor::detail::shape_string<typename Tensor::specs>(t.extents()) + " (" +
+      return shape_string<typename Tensor::specs>(t.extents()) + " (" +
              joined_names<typename Tensor::specs>() + ")";
     };
     std::any value = std::move(weights);
@@ -317,7 +317,7 @@ class weights_store {
     std::any const same_dims = it->as_dynamic(it->value);
     if (auto const* d = std::any_cast<dynamic_t<Tensor>>(&same_dims)) {
       // The same dims: every static extent Tensor names must hold.
-      auto const& wanted = dimtensor::detail::static_extents_of<typename Tensor::specs>::value;
+      auto const& wanted = meta::static_extents_of<typename Tensor::specs>::value;
       bool fits = true;
       for (std::size_t i = 0; i < wanted.size(); ++i) {
         fits = fits && (wanted[i] == dynamic_extent || wanted[i] == d->extents()[i]);
@@ -335,7 +335,7 @@ class weights_store {
   void set_lazy(Make make) {
     auto const describe = [](std::any const& value) {
       auto const& t = std::any_cast<Tensor const&>(value);
-      return dimtensor::detail::shape_string<typename Tensor::specs>(t.extents()) + " (" +
+      return shape_string<typename Tensor::specs>(t.extents()) + " (" +
              joined_names<typename Tensor::specs>() + ")";
     };
     std::function<std::any()> thunk = [make = std::move(make)]() -> std::any { return Tensor(make()); };
@@ -377,7 +377,7 @@ class weights_store {
   /// Tensor with every extent dynamic (the same dims).
   template <class Tensor>
   using dynamic_t = tensor_with_dims<typename Tensor::backend, typename Tensor::value_type,
-                                     dimtensor::detail::tags_of<typename Tensor::specs>>;
+                                     meta::tags_of<typename Tensor::specs>>;
 
   /// The kept Tensor (in @p value) as its dynamic_t, sharing its storage.
   template <class Tensor>
@@ -404,8 +404,8 @@ class weights_store {
   template <class L>
   static std::string joined_names() {
     std::string s;
-    auto const& names = dimtensor::detail::names_of<L>::value;
-    auto const& extents = dimtensor::detail::static_extents_of<L>::value;
+    auto const& names = meta::names_of<L>::value;
+    auto const& extents = meta::static_extents_of<L>::value;
     for (std::size_t i = 0; i < names.size(); ++i) {
       if (i > 0) s += ", ";
       s += names[i];

@@ -50,12 +50,12 @@ namespace detail {
 template <class L, class Moved, class After>
 using move_after = boost::mp11::mp_insert_c<
     boost::mp11::mp_remove<L, Moved>,
-    dimtensor::detail::index_of_v<After, boost::mp11::mp_remove<L, Moved>> + 1, Moved>;
+    meta::index_of_v<After, boost::mp11::mp_remove<L, Moved>> + 1, Moved>;
 
 /// The tags of L with Moved taken out and put back right before Before.
 template <class L, class Moved, class Before>
 using move_before = boost::mp11::mp_insert_c<boost::mp11::mp_remove<L, Moved>,
-                                             dimtensor::detail::index_of_v<Before, boost::mp11::mp_remove<L, Moved>>,
+                                             meta::index_of_v<Before, boost::mp11::mp_remove<L, Moved>>,
                                              Moved>;
 
 /// A head count given as `Heads(n)`, `Heads::fixed<N>{}` or a plain number, as a number.
@@ -108,7 +108,7 @@ constexpr auto transpose_qkv_diagnosis() {
     return std::type_identity<first>{};
   } else {
     using specs = typename expr_t<X>::specs;
-    if constexpr (dimtensor::detail::index_of_v<Batch, specs> > dimtensor::detail::index_of_v<Hidden, specs>) {
+    if constexpr (meta::index_of_v<Batch, specs> > meta::index_of_v<Hidden, specs>) {
       return std::type_identity<diagnostic::transpose_qkv_batch_after_hidden<call::transpose_qkv, Batch, Hidden, specs>>{};
     } else {
       return std::type_identity<void>{};
@@ -146,7 +146,7 @@ auto transpose_qkv(X const& x, Count const& num_heads) {
     return transpose_qkv<Batch, Hidden>(x, Heads(static_cast<index_t>(num_heads)));
   } else {
     auto const parts = split<Hidden, Heads, HeadFeat>(dimtensor::eval(x), num_heads);
-    using split_tags = dimtensor::detail::tags_of<typename decltype(parts)::specs>;
+    using split_tags = meta::tags_of<typename decltype(parts)::specs>;
     auto const heads_after_batch = detail::permute_to<detail::move_after<split_tags, Heads, Batch>>::apply(parts);
     return merge<Batch, Heads, BatchHeads>(heads_after_batch);
   }
@@ -176,7 +176,7 @@ auto transpose_output(X const& x, Count const& heads) {
                               " heads do not divide BatchHeads=" + std::to_string(merged));
           }
           auto const parts = split<BatchHeads, Batch, Heads>(t, Heads(num_heads));  // Batch=0 too
-          using split_tags = dimtensor::detail::tags_of<typename decltype(parts)::specs>;
+          using split_tags = meta::tags_of<typename decltype(parts)::specs>;
           auto const heads_before_feat =
               detail::permute_to<detail::move_before<split_tags, Heads, HeadFeat>>::apply(parts);
           return merge<Heads, HeadFeat, Hidden>(heads_before_feat);
