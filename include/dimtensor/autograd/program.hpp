@@ -8,7 +8,7 @@
 /// that records (autograd/propagate.hpp) flattens an expression tree into a
 /// `program_node<B, T>`: its leaves (tensors, scalars, and operands of
 /// another element type, read through a conversion) bound to the result's
-/// extents, padded to `max_program_rank`, and one step per function.  The
+/// extents, padded to `kernel::max_rank`, and one step per function.  The
 /// backward pass walks the tree from the result, depth first and operand by
 /// operand (the order in which the gradients reach the leaves, hence how
 /// they add up, is the tree's), computes each operand's gradient with the
@@ -37,24 +37,24 @@
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/kernel/call.hpp>
 #include <dimtensor/kernel/evaluator.hpp>
+#include <dimtensor/kernel/layout.hpp>
 #include <dimtensor/kernel/math.hpp>
 
 namespace dimtensor::autograd {
 
-/// The highest rank of an elementwise result whose evaluation is recorded.
-inline constexpr std::size_t max_program_rank = 8;
 /// Throws `value_error`: recording @p what of rank @p rank, above
-/// max_program_rank, is not supported (evaluating it without gradients is).
+/// kernel::max_rank, is not supported (evaluating it without gradients is).
 [[noreturn]] inline void throw_rank_not_recorded(std::string_view what, std::size_t rank) {
   throw value_error("backward: gradients through " + std::string(what) + " of rank " + std::to_string(rank) +
-                    " are not supported (at most " + std::to_string(max_program_rank) +
+                    " are not supported (at most " + std::to_string(kernel::max_rank) +
                     " dims; the same without gradients works)");
 }
 
-/// Extents or strides padded to `max_program_rank` (leading extents 1).
-using padded_extents = std::array<index_t, max_program_rank>;
+/// Extents or strides padded to `kernel::max_rank` (leading extents 1):
+/// kernel::padded_extents, the run-time layout's (kernel/layout.hpp).
+using kernel::padded_extents;
 /// Per padded position, whether a leaf was broadcast over it.
-using broadcast_mask = std::array<bool, max_program_rank>;
+using broadcast_mask = std::array<bool, kernel::max_rank>;
 
 /// @brief The code of a step: a leaf, a cast to the result's own type
 /// (`identity`: the gradient passes), a function without a gradient
@@ -275,7 +275,7 @@ std::pair<std::shared_ptr<detail::storage_of<B, T>>, T const*> sum_broadcast(T c
   using storage_t = detail::storage_of<B, T>;
   std::shared_ptr<storage_t> current;
   T const* in = g;
-  constexpr std::size_t r = max_program_rank;
+  constexpr std::size_t r = kernel::max_rank;
   for (std::size_t p = 0; p < r;) {
     if (!broadcast[p]) {
       ++p;
@@ -356,12 +356,12 @@ namespace detail {
 template <class B, class T, class U>
 void read_leaf(program_leaf<T> const& l, padded_extents const& ext, T* out) {
   U const* const data = static_cast<U const*>(l.data);
-  dimtensor::detail::strided_evaluator<U, max_program_rank> const ev{data, data, l.strides, l.flat};
+  dimtensor::detail::strided_evaluator<U, kernel::max_rank> const ev{data, data, l.strides, l.flat};
   if constexpr (std::is_same_v<T, U>) {
     backend_assign(B{}, out, ext, ev);
   } else {
     using map_t =
-        dimtensor::detail::map_evaluator<call::cast<T>, dimtensor::detail::strided_evaluator<U, max_program_rank>>;
+        dimtensor::detail::map_evaluator<call::cast<T>, dimtensor::detail::strided_evaluator<U, kernel::max_rank>>;
     backend_assign(B{}, out, ext, map_t{call::cast<T>{}, {ev}});
   }
 }
@@ -565,7 +565,7 @@ class view_node final : public node {
     padded_extents const dense = dimtensor::detail::row_major_strides(ext_);
     index_t const n = dimtensor::detail::element_count(ext_);
     bool in_order = offset_ == 0 && n == size_;
-    for (std::size_t k = 0; k < max_program_rank; ++k) in_order = in_order && (ext_[k] == 1 || strides_[k] == dense[k]);
+    for (std::size_t k = 0; k < kernel::max_rank; ++k) in_order = in_order && (ext_[k] == 1 || strides_[k] == dense[k]);
     if (in_order) {  // the source's elements in the result's order: the gradient as it is
       add_gradient<B, T>(*inputs.front(), g, size_);
       return;
@@ -597,7 +597,7 @@ template <class B, class T>
 std::shared_ptr<node> copy_node(std::string_view name, std::shared_ptr<tensor_state> source, index_t n) {
   padded_extents ext{};
   for (auto& e : ext) e = 1;
-  ext[max_program_rank - 1] = n;
+  ext[kernel::max_rank - 1] = n;
   auto out = std::make_shared<program_node<B, T>>(name, ext);
   program_leaf<T> l;
   l.state = std::move(source);

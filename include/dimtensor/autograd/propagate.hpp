@@ -36,6 +36,7 @@
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/kernel/call.hpp>
 #include <dimtensor/kernel/evaluator.hpp>
+#include <dimtensor/kernel/layout.hpp>
 #include <dimtensor/kernel/math.hpp>
 #include <dimtensor/tensor/expression.hpp>
 #include <dimtensor/tensor/tensor.hpp>
@@ -79,7 +80,7 @@ void record(std::string_view name, Out& result, Rule rule, X const&... operands)
 template <class Out, class In>
 void record_view(std::string_view name, Out& out, In const& in, std::array<index_t, Out::rank> const& strides,
                  index_t offset = 0) {
-  if constexpr (Out::rank > max_program_rank) {
+  if constexpr (Out::rank > kernel::max_rank) {
     throw_rank_not_recorded("a view", Out::rank);
   } else {
     out.attach_grad_fn(make_view_node<typename Out::backend, typename Out::value_type>(
@@ -156,7 +157,7 @@ void accumulate(X const& x, G const& g) {
   if constexpr (!detail::any_of(positions)) {
     detail::check_gradient_fits(x, g.extents());
     detail::accumulate_evaluator(x, g.template evaluator<rx>(x.extents()));
-  } else if constexpr (rg > max_program_rank) {
+  } else if constexpr (rg > kernel::max_rank) {
     throw_rank_not_recorded("a broadcast gradient", rg);
   } else {
     auto const dense = tensor_for<G>(g).contiguous();
@@ -165,7 +166,7 @@ void accumulate(X const& x, G const& g) {
     T const* const in = summed.second;
     // The reduced gradient, without the leading positions x lacks.
     std::array<index_t, rx> tail{};
-    for (std::size_t i = 0; i < rx; ++i) tail[i] = ext[i + max_program_rank - rx];
+    for (std::size_t i = 0; i < rx; ++i) tail[i] = ext[i + kernel::max_rank - rx];
     detail::check_gradient_fits(x, tail);
     auto const strides = dimtensor::detail::row_major_strides(tail);
     detail::accumulate_evaluator(x, dimtensor::detail::bind_strided<T, rx, rx>(in, tail, strides, x.extents()));

@@ -1,8 +1,10 @@
 #pragma once
 /// @file
-/// @brief How the kernels see a row-major tensor around one dim: `lines`,
-/// the extents as [outer, n, inner] (softmax, the reductions along a dim,
-/// masking, their gradients).
+/// @brief The run-time layout every dims-free body reads: `layout`
+/// (extents and strides of rank at most `max_rank`), `positions` (dims of
+/// a layout by place), `padded_extents`, and `lines`, a row-major tensor
+/// around one dim as [outer, n, inner] (softmax, the reductions along a
+/// dim, masking, their gradients).
 
 #include <array>
 #include <cstddef>
@@ -10,6 +12,51 @@
 #include <dimtensor/config.hpp>
 
 namespace dimtensor::kernel {
+
+/// The highest rank of a run-time layout (a contraction's operands, an
+/// elementwise program's extents, the attention operands).
+inline constexpr std::size_t max_rank = 8;
+
+/// Extents or strides padded to max_rank.
+using padded_extents = std::array<index_t, max_rank>;
+
+/// A strided layout of rank at most max_rank, as run-time data.
+struct layout {
+  /// The extents (the first `rank` of them).
+  padded_extents ext{};
+  /// The strides, in elements.
+  padded_extents str{};
+  /// The number of dims.
+  std::size_t rank = 0;
+
+  layout() = default;
+  /// The layout of extents @p e and strides @p s.
+  template <std::size_t R>
+  layout(std::array<index_t, R> const& e, std::array<index_t, R> const& s) : rank(R) {
+    static_assert(R <= max_rank, "dimtensor: contractions of operands of rank above 8 are not supported (a run-time "
+                                 "layout holds at most kernel::max_rank dims)");
+    for (std::size_t i = 0; i < R; ++i) {
+      ext[i] = e[i];
+      str[i] = s[i];
+    }
+  }
+};
+
+/// Positions of dims in a layout (outermost first), as run-time data.
+struct positions {
+  /// The positions (the first `size` of them).
+  std::array<std::size_t, max_rank> at{};
+  /// How many.
+  std::size_t size = 0;
+
+  positions() = default;
+  /// The positions @p p.
+  template <std::size_t N>
+  positions(std::array<std::size_t, N> const& p) : size(N) {  // NOLINT: implicit, from a position list
+    static_assert(N <= max_rank);
+    for (std::size_t i = 0; i < N; ++i) at[i] = p[i];
+  }
+};
 
 /// Extents seen as [outer, n, inner] around one dim.
 struct lines {

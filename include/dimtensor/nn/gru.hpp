@@ -52,6 +52,7 @@
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/kernel/call.hpp>
+#include <dimtensor/kernel/layout.hpp>
 #include <dimtensor/nn/dropout.hpp>
 #include <dimtensor/nn/linear.hpp>
 #include <dimtensor/nn/module.hpp>
@@ -395,7 +396,7 @@ class gru_layer_node final : public autograd::node {
     }
     // The biases' gradients: dgx and dgh summed over Time and Batch, the
     // positions a bias is broadcast over.
-    constexpr std::size_t last = autograd::max_program_rank - 1;
+    constexpr std::size_t last = kernel::max_rank - 1;
     autograd::padded_extents gates_padded{};
     autograd::broadcast_mask over_rows{};
     for (auto& e : gates_padded) e = 1;

@@ -209,6 +209,15 @@ auto additive_attention_scores(QT const& q, KT const& k, WT const& w, masking<KV
   }
 }
 
+/// @brief additive_attention_scores with the valid lengths in any form
+/// `masking_of<KV>` takes: none, `std::nullopt`, a lengths tensor or a
+/// `std::optional` of one.
+template <class Queries, class KV, class Hidden, class QT, class KT, class WT, class... L>
+  requires(sizeof...(L) <= 1 && (!is_masking_v<L> && ...))
+auto additive_attention_scores(QT const& q, KT const& k, WT const& w, L const&... valid_lens) {
+  return additive_attention_scores<Queries, KV, Hidden>(q, k, w, masking_of<KV>(valid_lens...));
+}
+
 }  // namespace dimtensor
 
 /// @cond INTERNAL

@@ -52,6 +52,7 @@
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/kernel/attention.hpp>
+#include <dimtensor/kernel/layout.hpp>
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/masked_softmax.hpp>
@@ -80,8 +81,8 @@ template <class T>
 struct attention_side {
   std::shared_ptr<void const> keep;
   T const* data = nullptr;
-  run_layout layout;
-  run_positions batch;
+  kernel::layout layout;
+  kernel::positions batch;
   std::size_t row = 0;
   std::size_t feat = 0;
   std::shared_ptr<autograd::tensor_state> state;
@@ -89,11 +90,11 @@ struct attention_side {
 
 /// Each batch entry's offset in a layout @p l whose batch dims sit at
 /// @p batch (outermost first), the entries in row-major order of those dims.
-inline std::vector<index_t> attention_offsets(run_layout const& l, run_positions const& batch) {
+inline std::vector<index_t> attention_offsets(kernel::layout const& l, kernel::positions const& batch) {
   index_t count = 1;
   for (std::size_t i = 0; i < batch.size; ++i) count *= l.ext[batch.at[i]];
   std::vector<index_t> off(static_cast<std::size_t>(count));
-  std::array<index_t, max_contract_rank> idx{};
+  std::array<index_t, kernel::max_rank> idx{};
   for (index_t b = 0; b < count; ++b) {
     index_t o = 0;
     for (std::size_t i = 0; i < batch.size; ++i) o += idx[i] * l.str[batch.at[i]];
@@ -111,9 +112,9 @@ inline std::vector<index_t> attention_offsets(run_layout const& l, run_positions
 template <class B, class T>
 attention_side<T> attention_dense_features(attention_side<T> s) {
   if (s.layout.str[s.feat] == 1 || s.layout.ext[s.feat] <= 1) return s;
-  run_layout const dense = dense_layout(s.layout);
+  kernel::layout const dense = dense_layout(s.layout);
   auto copy = std::make_shared<typename B::template storage<T>>(element_count(dense.ext));
-  run_positions in_order;
+  kernel::positions in_order;
   in_order.size = s.layout.rank;
   for (std::size_t i = 0; i < s.layout.rank; ++i) in_order.at[i] = i;
   copy_permuted<B>(copy->data(), s.data, s.layout, in_order);
@@ -134,7 +135,7 @@ kernel::attention_operand<P> attention_view(attention_side<T> const& s, P* data,
 /// batch offsets, and the hand-over to the operand's state.
 template <class B, class T>
 struct attention_gradient {
-  run_layout layout;
+  kernel::layout layout;
   std::shared_ptr<typename B::template storage<T>> buffer;
   std::vector<index_t> off;
 
@@ -174,7 +175,7 @@ class attention_node final : public autograd::node {
   using storage_t = typename B::template storage<T>;
 
   attention_node(attention_side<T> q, attention_side<T> k, attention_side<T> v, kept_row_lengths lens,
-                 std::shared_ptr<storage_t> stats, run_layout out, run_positions out_batch, std::size_t out_row,
+                 std::shared_ptr<storage_t> stats, kernel::layout out, kernel::positions out_batch, std::size_t out_row,
                  kernel::attention_problem<T> p)
       : node("scaled_dot_product_attention"),
         q_(std::move(q)),
@@ -199,7 +200,7 @@ class attention_node final : public autograd::node {
 
   void backward(autograd::tensor_state const& out) override {
     T const* const g = static_cast<T const*>(out.grad_data);
-    run_layout const gl = dense_layout(out_);
+    kernel::layout const gl = dense_layout(out_);
     auto const g_off = attention_offsets(gl, out_batch_);
     attention_gradient<B, T> dq(q_, false), dk(k_, true), dv(v_, true);  // dk, dv: a kernel may add into them
     T const* const stats = stats_->data();
@@ -215,8 +216,8 @@ class attention_node final : public autograd::node {
   attention_side<T> q_, k_, v_;
   kept_row_lengths lens_;  // p_.lens points into it
   std::shared_ptr<storage_t> stats_;
-  run_layout out_;
-  run_positions out_batch_;
+  kernel::layout out_;
+  kernel::positions out_batch_;
   std::size_t out_row_;
   kernel::attention_problem<T> p_;
   std::vector<index_t> off_q_, off_k_, off_v_;
@@ -230,8 +231,8 @@ class attention_node final : public autograd::node {
 /// of its backward pass (null otherwise).
 template <class B, class T>
 std::shared_ptr<autograd::node> attention_run(attention_side<T> q, attention_side<T> k, attention_side<T> v,
-                                              kept_row_lengths lens, T scale, T* out, run_layout const& lo,
-                                              run_positions const& out_batch, std::size_t out_row, bool record) {
+                                              kept_row_lengths lens, T scale, T* out, kernel::layout const& lo,
+                                              kernel::positions const& out_batch, std::size_t out_row, bool record) {
   q = attention_dense_features<B>(std::move(q));
   k = attention_dense_features<B>(std::move(k));
   v = attention_dense_features<B>(std::move(v));
@@ -354,52 +355,12 @@ template <class Batch, class Row, class Feat, class X>
 attention_side<typename X::value_type> attention_side_of(X const& x) {
   using S = typename X::specs;
   attention_side<typename X::value_type> s{x.storage(),          x.data(),
-                                           run_layout(x.extents(), x.strides()),
+                                           kernel::layout(x.extents(), x.strides()),
                                            positions_in<S, Batch>::value,
                                            index_of_v<Row, S>,   index_of_v<Feat, S>,
                                            nullptr};
   if (x.requires_grad()) s.state = x.grad_state();
   return s;
-}
-
-/// The kernels' path of scaled_dot_product_attention over evaluated
-/// operands (an attention_plan that is ok).
-template <class Queries, class KV, class Feat, class QT, class KT, class VT, class M>
-auto attention_by_kernels(QT const& q, KT const& k, VT const& v, M const& masking) {
-  using plan = attention_plan<Queries, KV, Feat, typename QT::specs, typename KT::specs, typename VT::specs>;
-  using T = typename QT::value_type;
-  using Backend = typename QT::backend;
-  using batch = typename plan::batch;
-  using VF = typename plan::value_feat;
-  using out_t = tensor_with_dims<Backend, T, typename plan::output>;
-  using QS = typename QT::specs;
-
-  index_t const nk = k.extents()[index_of_v<KV, typename KT::specs>];
-  index_t const d = q.extents()[index_of_v<Feat, QS>];
-  index_t const dv = v.extents()[index_of_v<VF, typename VT::specs>];
-  constexpr auto from_q = positions_in<QS, tags_of<remove_dim<Feat, QS>>>::value;
-
-  // The scores' extents, which the lengths are checked against.
-  std::array<index_t, from_q.size() + 1> sext{};
-  for (std::size_t i = 0; i < from_q.size(); ++i) sext[i] = q.extents()[from_q[i]];
-  sext[from_q.size()] = nk;
-  kept_row_lengths lens =
-      attention_row_lengths<batch, Queries, typename plan::scores_plan::result>(sext, masking);
-
-  typename out_t::extents_type oext{};
-  for (std::size_t i = 0; i < from_q.size(); ++i) oext[i] = q.extents()[from_q[i]];
-  oext[from_q.size()] = dv;
-  out_t out(uninitialized, oext);
-  using OS = typename out_t::specs;
-  bool const record = autograd::should_record(q, k, v);
-  // d2l divides by math.sqrt(d): a double, rounded to T.
-  T const scale = static_cast<T>(std::sqrt(static_cast<double>(d)));
-  auto node = attention_run<Backend, T>(attention_side_of<batch, Queries, Feat>(q), attention_side_of<batch, KV, Feat>(k),
-                                        attention_side_of<batch, KV, VF>(v), std::move(lens), scale, out.data(),
-                                        run_layout(out.extents(), out.strides()), positions_in<OS, batch>::value,
-                                        index_of_v<Queries, OS>, record);
-  if (node) out.attach_grad_fn(std::move(node));
-  return out;
 }
 
 }  // namespace detail
@@ -429,7 +390,38 @@ auto scaled_dot_product_attention(Q const& queries, K const& keys, V const& valu
     if constexpr (rejects(detail::masking_diagnosis<call::masked_softmax, KV, scores_t, L>())) {
       return ill_formed{};
     } else {
-      return detail::attention_by_kernels<Queries, KV, Feat>(q, k, v, m);
+      // The kernels' path: the lengths in their one form (kernel::row_lengths),
+      // then one dims-free call.
+      using QS = typename decltype(q)::specs;
+      using batch = typename plan::batch;
+      using VF = typename plan::value_feat;
+      using out_t = tensor_with_dims<Backend, T, typename plan::output>;
+      using OS = typename out_t::specs;
+      using detail::index_of_v;
+      using detail::positions_in;
+      index_t const nk = k.extents()[index_of_v<KV, typename decltype(k)::specs>];
+      index_t const d = q.extents()[index_of_v<Feat, QS>];
+      index_t const dv = v.extents()[index_of_v<VF, typename decltype(v)::specs>];
+      constexpr auto from_q = positions_in<QS, detail::tags_of<detail::remove_dim<Feat, QS>>>::value;
+
+      // The scores' extents, which the lengths are checked against; the output's.
+      std::array<index_t, from_q.size() + 1> sext{};
+      typename out_t::extents_type oext{};
+      for (std::size_t i = 0; i < from_q.size(); ++i) sext[i] = oext[i] = q.extents()[from_q[i]];
+      sext[from_q.size()] = nk;
+      oext[from_q.size()] = dv;
+      detail::kept_row_lengths lens =
+          detail::attention_row_lengths<batch, Queries, typename plan::scores_plan::result>(sext, m);
+      out_t out(uninitialized, oext);
+      // d2l divides by math.sqrt(d): a double, rounded to T.
+      T const scale = static_cast<T>(std::sqrt(static_cast<double>(d)));
+      auto node = detail::attention_run<Backend, T>(
+          detail::attention_side_of<batch, Queries, Feat>(q), detail::attention_side_of<batch, KV, Feat>(k),
+          detail::attention_side_of<batch, KV, VF>(v), std::move(lens), scale, out.data(),
+          kernel::layout(out.extents(), out.strides()), positions_in<OS, batch>::value, index_of_v<Queries, OS>,
+          autograd::should_record(q, k, v));
+      if (node) out.attach_grad_fn(std::move(node));
+      return out;
     }
   } else {
     index_t const d = q.template extent<Feat>();
@@ -458,7 +450,7 @@ auto scaled_dot_product_attention(Q const& queries, K const& keys, V const& valu
 #define DIMTENSOR_ATTENTION_INSTANCES(how, B, T)                                                                         \
   how std::shared_ptr<autograd::node> detail::attention_run<B, T>(                                                       \
       detail::attention_side<T>, detail::attention_side<T>, detail::attention_side<T>, detail::kept_row_lengths, T, T*,  \
-      detail::run_layout const&, detail::run_positions const&, std::size_t, bool);                                       \
+      kernel::layout const&, kernel::positions const&, std::size_t, bool);                                       \
   how class detail::attention_node<B, T>;
 
 namespace dimtensor {

@@ -27,6 +27,7 @@
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/kernel/call.hpp>
+#include <dimtensor/kernel/layout.hpp>
 #include <dimtensor/ops/rename.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
@@ -92,7 +93,7 @@ void join_views(std::size_t pos, Out& out, std::vector<View> const& views,
   }
   if constexpr (std::is_floating_point_v<T>) {
     if (record) {
-      if constexpr (Out::rank > autograd::max_program_rank) {
+      if constexpr (Out::rank > kernel::max_rank) {
         autograd::throw_rank_not_recorded("a concatenation", Out::rank);
       } else {
         using node_t = concat_node<B, T>;
@@ -359,7 +360,7 @@ auto concat(X0 const& x0, Xs const&... xs) {
     }
     if constexpr (std::is_floating_point_v<T>) {
       if (std::apply([](auto const&... p) { return autograd::should_record(p...); }, parts)) {
-        if constexpr (out_t::rank > autograd::max_program_rank) {
+        if constexpr (out_t::rank > kernel::max_rank) {
           autograd::throw_rank_not_recorded("a concatenation", out_t::rank);
         } else {
           // Each operand's gradient is its range of g along D.

@@ -44,6 +44,7 @@
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/kernel/call.hpp>
+#include <dimtensor/kernel/layout.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
@@ -145,44 +146,9 @@ struct dim_group {
   bool ok;
 };
 
-/// The highest rank a contraction's operands may have.
-inline constexpr std::size_t max_contract_rank = 8;
-
-/// A strided layout of rank at most max_contract_rank, as run-time data.
-struct run_layout {
-  std::array<index_t, max_contract_rank> ext{};
-  std::array<index_t, max_contract_rank> str{};
-  std::size_t rank = 0;
-
-  run_layout() = default;
-  /// The layout of extents @p e and strides @p s.
-  template <std::size_t R>
-  run_layout(std::array<index_t, R> const& e, std::array<index_t, R> const& s) : rank(R) {
-    static_assert(R <= max_contract_rank, "dimtensor: contractions of operands of rank above 8 are not supported");
-    for (std::size_t i = 0; i < R; ++i) {
-      ext[i] = e[i];
-      str[i] = s[i];
-    }
-  }
-};
-
-/// Positions of dims in a layout (outermost first), as run-time data.
-struct run_positions {
-  std::array<std::size_t, max_contract_rank> at{};
-  std::size_t size = 0;
-
-  run_positions() = default;
-  /// The positions @p p.
-  template <std::size_t N>
-  run_positions(std::array<std::size_t, N> const& p) : size(N) {  // NOLINT: implicit, from a position list
-    static_assert(N <= max_contract_rank);
-    for (std::size_t i = 0; i < N; ++i) at[i] = p[i];
-  }
-};
-
 /// Whether the dims at @p pos (outermost first) of a layout can be read as
 /// one dim, and how.  Dims of extent 1 may have any stride.
-inline dim_group merge_dims(run_positions const& pos, run_layout const& l) {
+inline dim_group merge_dims(kernel::positions const& pos, kernel::layout const& l) {
   dim_group g{1, 0, true};
   for (std::size_t i = pos.size; i-- > 0;) {
     index_t const e = l.ext[pos.at[i]];
@@ -199,20 +165,20 @@ inline dim_group merge_dims(run_positions const& pos, run_layout const& l) {
 }
 
 /// The concatenation of three position lists (a permutation of a layout's dims).
-inline run_positions concat_positions(run_positions const& x, run_positions const& y, run_positions const& z) {
-  run_positions out;
-  for (run_positions const* part : {&x, &y, &z}) {
+inline kernel::positions concat_positions(kernel::positions const& x, kernel::positions const& y, kernel::positions const& z) {
+  kernel::positions out;
+  for (kernel::positions const* part : {&x, &y, &z}) {
     for (std::size_t i = 0; i < part->size; ++i) out.at[out.size++] = part->at[i];
   }
   return out;
 }
 
 /// Extents and strides in the order @p perm, padded with leading extents 1
-/// to max_contract_rank (so one strided copy serves every rank).
-inline void permuted_padded(run_layout const& l, run_positions const& perm,
-                            std::array<index_t, max_contract_rank>& ext, std::array<index_t, max_contract_rank>& str) {
-  std::size_t const lead = max_contract_rank - perm.size;
-  for (std::size_t i = 0; i < max_contract_rank; ++i) {
+/// to kernel::max_rank (so one strided copy serves every rank).
+inline void permuted_padded(kernel::layout const& l, kernel::positions const& perm,
+                            std::array<index_t, kernel::max_rank>& ext, std::array<index_t, kernel::max_rank>& str) {
+  std::size_t const lead = kernel::max_rank - perm.size;
+  for (std::size_t i = 0; i < kernel::max_rank; ++i) {
     ext[i] = 1;
     str[i] = 0;
   }
@@ -224,9 +190,9 @@ inline void permuted_padded(run_layout const& l, run_positions const& perm,
 
 /// Copies a strided layout into @p dst, contiguous in the dim order @p perm.
 template <class Backend, class T>
-void copy_permuted(T* dst, T const* src, run_layout const& l, run_positions const& perm) {
-  std::array<index_t, max_contract_rank> pext{};
-  std::array<index_t, max_contract_rank> pstr{};
+void copy_permuted(T* dst, T const* src, kernel::layout const& l, kernel::positions const& perm) {
+  std::array<index_t, kernel::max_rank> pext{};
+  std::array<index_t, kernel::max_rank> pstr{};
   permuted_padded(l, perm, pext, pstr);
   backend_strided_copy(Backend{}, dst, row_major_strides(pext), src, pstr, pext);
 }
@@ -239,8 +205,8 @@ struct matrix_operand {
   std::shared_ptr<storage_type> copy;
   kernel::strided_matrix<T const> view{};
 
-  matrix_operand(T const* data, run_layout const& l, run_positions const& batch, run_positions const& rows,
-                 run_positions const& cols) {
+  matrix_operand(T const* data, kernel::layout const& l, kernel::positions const& batch, kernel::positions const& rows,
+                 kernel::positions const& cols) {
     dim_group b = merge_dims(batch, l);
     dim_group r = merge_dims(rows, l);
     dim_group c = merge_dims(cols, l);
@@ -271,10 +237,10 @@ struct matrix_operand {
 /// Layouts and positions are run-time data: one body per backend and
 /// element type.
 template <class Backend, class T>
-void batched_product(T const* a, run_layout const& la, run_positions const& a_batch, run_positions const& a_rows,
-                     run_positions const& a_k, T const* b, run_layout const& lb, run_positions const& b_batch,
-                     run_positions const& b_k, run_positions const& b_cols, T* c, run_layout const& lc,
-                     run_positions const& c_batch, run_positions const& c_rows, run_positions const& c_cols) {
+void batched_product(T const* a, kernel::layout const& la, kernel::positions const& a_batch, kernel::positions const& a_rows,
+                     kernel::positions const& a_k, T const* b, kernel::layout const& lb, kernel::positions const& b_batch,
+                     kernel::positions const& b_k, kernel::positions const& b_cols, T* c, kernel::layout const& lc,
+                     kernel::positions const& c_batch, kernel::positions const& c_rows, kernel::positions const& c_cols) {
   dim_group const cb = merge_dims(c_batch, lc);
   dim_group const cr = merge_dims(c_rows, lc);
   dim_group const cc = merge_dims(c_cols, lc);
@@ -297,16 +263,16 @@ void batched_product(T const* a, run_layout const& la, run_positions const& a_ba
   typename Backend::template storage<T> tmp(batch * m * n);
   backend_gemm_batched(Backend{}, batch, m, n, k, ma.view, mb.view,
                        kernel::strided_matrix<T>{tmp.data(), m * n, n, 1});
-  run_positions const order = concat_positions(c_batch, c_rows, c_cols);
-  std::array<index_t, max_contract_rank> ordered_ext{};
-  std::array<index_t, max_contract_rank> unused{};
+  kernel::positions const order = concat_positions(c_batch, c_rows, c_cols);
+  std::array<index_t, kernel::max_rank> ordered_ext{};
+  std::array<index_t, kernel::max_rank> unused{};
   permuted_padded(lc, order, ordered_ext, unused);
   auto const tmp_str = row_major_strides(ordered_ext);
-  std::size_t const lead = max_contract_rank - lc.rank;
-  std::array<index_t, max_contract_rank> src_str{};  // tmp's strides, by C's dims
-  std::array<index_t, max_contract_rank> dst_ext{};
-  std::array<index_t, max_contract_rank> dst_str{};
-  for (std::size_t i = 0; i < max_contract_rank; ++i) dst_ext[i] = 1;
+  std::size_t const lead = kernel::max_rank - lc.rank;
+  std::array<index_t, kernel::max_rank> src_str{};  // tmp's strides, by C's dims
+  std::array<index_t, kernel::max_rank> dst_ext{};
+  std::array<index_t, kernel::max_rank> dst_str{};
+  for (std::size_t i = 0; i < kernel::max_rank; ++i) dst_ext[i] = 1;
   for (std::size_t i = 0; i < lc.rank; ++i) {
     src_str[lead + order.at[i]] = tmp_str[lead + i];
     dst_ext[lead + i] = lc.ext[i];
@@ -320,8 +286,8 @@ void batched_product(T const* a, run_layout const& la, run_positions const& a_ba
 /// GEMM path), one body per backend and element type.
 /// @p l's extents, row-major (the padding extents past its rank are 1): the
 /// layout of a fresh result or gradient of those extents.
-inline run_layout dense_layout(run_layout l) {
-  for (std::size_t i = l.rank; i < max_contract_rank; ++i) l.ext[i] = 1;
+inline kernel::layout dense_layout(kernel::layout l) {
+  for (std::size_t i = l.rank; i < kernel::max_rank; ++i) l.ext[i] = 1;
   l.str = row_major_strides(l.ext);
   return l;
 }
@@ -333,8 +299,8 @@ template <class T>
 struct contract_side {
   std::shared_ptr<void const> keep;
   T const* data = nullptr;
-  run_layout layout;
-  run_positions batch, free, d;
+  kernel::layout layout;
+  kernel::positions batch, free, d;
   std::shared_ptr<autograd::tensor_state> state;
 };
 
@@ -346,8 +312,8 @@ class contract_node final : public autograd::node {
 
   /// The node named @p name of a result of extents @p result (dims by role:
   /// @p batch, @p free_a, @p free_b).
-  contract_node(std::string_view name, operand a, operand b, run_layout result, run_positions batch,
-                run_positions free_a, run_positions free_b)
+  contract_node(std::string_view name, operand a, operand b, kernel::layout result, kernel::positions batch,
+                kernel::positions free_a, kernel::positions free_b)
       : node(name), a_(std::move(a)), b_(std::move(b)), r_(result), r_batch_(batch), r_free_a_(free_a),
         r_free_b_(free_b) {
     if (a_.state) inputs.push_back(a_.state);
@@ -359,7 +325,7 @@ class contract_node final : public autograd::node {
     T const* const g = static_cast<T const*>(out.grad_data);
     if (a_.state) {
       // Σ over b's free dims of g · b.
-      run_layout const la = dense_layout(a_.layout);
+      kernel::layout const la = dense_layout(a_.layout);
       index_t const n = element_count(la.ext);
       auto da = std::make_shared<typename Backend::template storage<T>>(n);
       if (n != 0) {
@@ -370,7 +336,7 @@ class contract_node final : public autograd::node {
     }
     if (b_.state) {
       // Σ over a's free dims of a · g.
-      run_layout const lb = dense_layout(b_.layout);
+      kernel::layout const lb = dense_layout(b_.layout);
       index_t const n = element_count(lb.ext);
       auto db = std::make_shared<typename Backend::template storage<T>>(n);
       if (n != 0) {
@@ -383,8 +349,8 @@ class contract_node final : public autograd::node {
 
  private:
   operand a_, b_;
-  run_layout r_;
-  run_positions r_batch_, r_free_a_, r_free_b_;
+  kernel::layout r_;
+  kernel::positions r_batch_, r_free_a_, r_free_b_;
 };
 
 /// @brief The run-time part of a contraction, one body per backend and
@@ -394,10 +360,10 @@ class contract_node final : public autograd::node {
 /// gradients its gradient (null otherwise).
 template <class Backend, class T>
 std::shared_ptr<autograd::node> contract_run(std::string_view name, contract_side<T> a, contract_side<T> b, T* out,
-                                             run_layout const& lr, run_positions const& r_batch,
-                                             run_positions const& r_free_a, run_positions const& r_free_b,
+                                             kernel::layout const& lr, kernel::positions const& r_batch,
+                                             kernel::positions const& r_free_a, kernel::positions const& r_free_b,
                                              bool record) {
-  run_layout const dense = dense_layout(lr);  // the result's gradient is contiguous
+  kernel::layout const dense = dense_layout(lr);  // the result's gradient is contiguous
   if (element_count(dense.ext) != 0) {
     batched_product<Backend, T>(a.data, a.layout, a.batch, a.free, a.d, b.data, b.layout, b.batch, b.d, b.free, out, lr,
                                 r_batch, r_free_a, r_free_b);
@@ -456,8 +422,8 @@ auto contract_tensors(std::string_view name, TA const& a, TB const& b) {
   constexpr auto r_batch = positions_in<LR, typename plan::batch>::value;
   constexpr auto r_free_a = positions_in<LR, typename plan::free_a>::value;
   constexpr auto r_free_b = positions_in<LR, typename plan::free_b>::value;
-  auto side = [](auto const& t, run_positions batch, run_positions free, run_positions d) {
-    contract_side<T> o{t.storage(), t.data(), run_layout(t.extents(), t.strides()), batch, free, d, nullptr};
+  auto side = [](auto const& t, kernel::positions batch, kernel::positions free, kernel::positions d) {
+    contract_side<T> o{t.storage(), t.data(), kernel::layout(t.extents(), t.strides()), batch, free, d, nullptr};
     if constexpr (std::is_floating_point_v<T>) {
       if (t.requires_grad()) o.state = t.grad_state();
     }
@@ -466,7 +432,7 @@ auto contract_tensors(std::string_view name, TA const& a, TB const& b) {
   bool record = false;
   if constexpr (std::is_floating_point_v<T>) record = autograd::should_record(a, b);
   auto node = contract_run<Backend, T>(name, side(a, a_batch, a_free, a_d), side(b, b_batch, b_free, b_d), out.data(),
-                                       run_layout(ext, out.strides()), r_batch, r_free_a, r_free_b, record);
+                                       kernel::layout(ext, out.strides()), r_batch, r_free_a, r_free_b, record);
   if (node) out.attach_grad_fn(std::move(node));
   return out;
 }
@@ -573,17 +539,17 @@ auto contract(A const& a, B const& b) {
 // (src/instances/contract.cpp defines them): a file calls those copies
 // (config.hpp, DIMTENSOR_EXTERN_INSTANCES).
 #define DIMTENSOR_CONTRACT_INSTANCES(how, B, T)                                                                 \
-  how void detail::copy_permuted<B, T>(T*, T const*, detail::run_layout const&, detail::run_positions const&);  \
+  how void detail::copy_permuted<B, T>(T*, T const*, kernel::layout const&, kernel::positions const&);  \
   how struct detail::matrix_operand<B, T>;                                                                      \
-  how void detail::batched_product<B, T>(T const*, detail::run_layout const&, detail::run_positions const&,     \
-                                         detail::run_positions const&, detail::run_positions const&, T const*,  \
-                                         detail::run_layout const&, detail::run_positions const&,               \
-                                         detail::run_positions const&, detail::run_positions const&, T*,        \
-                                         detail::run_layout const&, detail::run_positions const&,               \
-                                         detail::run_positions const&, detail::run_positions const&);           \
+  how void detail::batched_product<B, T>(T const*, kernel::layout const&, kernel::positions const&,     \
+                                         kernel::positions const&, kernel::positions const&, T const*,  \
+                                         kernel::layout const&, kernel::positions const&,               \
+                                         kernel::positions const&, kernel::positions const&, T*,        \
+                                         kernel::layout const&, kernel::positions const&,               \
+                                         kernel::positions const&, kernel::positions const&);           \
   how std::shared_ptr<autograd::node> detail::contract_run<B, T>(                                               \
-      std::string_view, detail::contract_side<T>, detail::contract_side<T>, T*, detail::run_layout const&,      \
-      detail::run_positions const&, detail::run_positions const&, detail::run_positions const&, bool);          \
+      std::string_view, detail::contract_side<T>, detail::contract_side<T>, T*, kernel::layout const&,      \
+      kernel::positions const&, kernel::positions const&, kernel::positions const&, bool);          \
   how class detail::contract_node<B, T>;
 
 namespace dimtensor {

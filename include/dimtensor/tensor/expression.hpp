@@ -23,6 +23,7 @@
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/kernel/evaluator.hpp>
+#include <dimtensor/kernel/layout.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
@@ -297,12 +298,12 @@ inline constexpr bool is_scalar_expr_v = false;
 template <class B, class T>
 inline constexpr bool is_scalar_expr_v<scalar_expr<B, T>> = true;
 
-/// Pads the rank-R array @p a to max_program_rank with leading @p fill.
+/// Pads the rank-R array @p a to kernel::max_rank with leading @p fill.
 template <class V, std::size_t R>
-std::array<V, max_program_rank> padded(std::array<V, R> const& a, V fill) {
-  std::array<V, max_program_rank> out{};
-  for (std::size_t i = 0; i < max_program_rank; ++i) out[i] = fill;
-  for (std::size_t i = 0; i < R; ++i) out[max_program_rank - R + i] = a[i];
+std::array<V, kernel::max_rank> padded(std::array<V, R> const& a, V fill) {
+  std::array<V, kernel::max_rank> out{};
+  for (std::size_t i = 0; i < kernel::max_rank; ++i) out[i] = fill;
+  for (std::size_t i = 0; i < R; ++i) out[kernel::max_rank - R + i] = a[i];
   return out;
 }
 
@@ -352,7 +353,7 @@ template <class Out, class E>
 void record_program(std::string_view name, Out& result, E const& e) {
   using B = typename Out::backend;
   using T = typename Out::value_type;
-  if constexpr (Out::rank > max_program_rank) {
+  if constexpr (Out::rank > kernel::max_rank) {
     throw_rank_not_recorded("an elementwise expression", Out::rank);
   } else {
     auto n = std::make_shared<program_node<B, T>>(name, padded(result.extents(), index_t{1}));

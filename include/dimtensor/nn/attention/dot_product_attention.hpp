@@ -141,8 +141,9 @@ class dot_product_attention
             auto const q = dimtensor::eval(queries);
             auto const masking = masking_of<KV>(valid_lens...);  // the lengths' one form below this call
             if (this->weights_unused()) {
-              return this->template attend_scaled_dot_product<Queries, KV, Feat>(q, dimtensor::eval(keys),
-                                                                                 dimtensor::eval(values), masking);
+              auto const k = dimtensor::eval(keys);
+              this->template keep_weights_lazily<Queries, KV, Feat>(q, k, masking);
+              return scaled_dot_product_attention<Queries, KV, Feat>(q, k, values, masking);
             }
             // Dropout on the weights: they are formed.
             index_t const d = q.template extent<Feat>();

@@ -346,14 +346,12 @@ class multi_head_attention
     if constexpr (any_ill_formed_v<Q, K, V>) {
       return std::type_identity<ill_formed>{};
     } else {
-      using type = typename detail::first_diagnosis<
-          typename decltype(detail::operand_diagnosis<call_t, operand::queries, expr_t<Q>,
-                                                      mp::mp_list<Queries, QueryFeat>, mp::mp_list<KV>>())::type,
-          typename decltype(detail::operand_diagnosis<call_t, operand::keys, expr_t<K>, mp::mp_list<KV, KeyFeat>,
-                                                      mp::mp_list<Queries>>())::type,
-          typename decltype(detail::operand_diagnosis<call_t, operand::values, expr_t<V>,
-                                                      mp::mp_list<KV, ValueFeat>, mp::mp_list<Queries>>())::type>::type;
-      return std::type_identity<type>{};
+      return first_diagnosis(
+          detail::operand_diagnosis<call_t, operand::queries, expr_t<Q>, mp::mp_list<Queries, QueryFeat>,
+                                    mp::mp_list<KV>>(),
+          detail::operand_diagnosis<call_t, operand::keys, expr_t<K>, mp::mp_list<KV, KeyFeat>, mp::mp_list<Queries>>(),
+          detail::operand_diagnosis<call_t, operand::values, expr_t<V>, mp::mp_list<KV, ValueFeat>,
+                                    mp::mp_list<Queries>>());
     }
   }
 
@@ -372,12 +370,9 @@ class multi_head_attention
       if constexpr (std::is_same_v<first, Queries> || std::is_same_v<first, QueryFeat>) {
         return std::type_identity<diagnostic::d2l_form_needs_batch_first<call_t, first, specs>>{};
       } else {
-        using type = typename detail::first_diagnosis<
-            typename decltype(detail::operand_diagnosis<call_t, operand::keys, expr_t<K>, mp::mp_list<first>,
-                                                        mp::mp_list<>>())::type,
-            typename decltype(detail::operand_diagnosis<call_t, operand::values, expr_t<V>, mp::mp_list<first>,
-                                                        mp::mp_list<>>())::type>::type;
-        return std::type_identity<type>{};
+        return first_diagnosis(
+            detail::operand_diagnosis<call_t, operand::keys, expr_t<K>, mp::mp_list<first>, mp::mp_list<>>(),
+            detail::operand_diagnosis<call_t, operand::values, expr_t<V>, mp::mp_list<first>, mp::mp_list<>>());
       }
     }
   }

@@ -50,12 +50,9 @@ auto nadaraya_watson_weights(Q const& queries, K const& keys, W const& w = 1) {
     return ill_formed{};
   } else {
     using call_t = call::nadaraya_watson;
-    if constexpr (rejects(
-                      std::type_identity<typename detail::first_diagnosis<
-                          typename decltype(detail::operand_diagnosis<call_t, operand::queries, expr_t<Q>,
-                                                                      mp::mp_list<>, mp::mp_list<KV>>())::type,
-                          typename decltype(detail::operand_diagnosis<call_t, operand::keys, expr_t<K>, mp::mp_list<KV>,
-                                                                      mp::mp_list<>>())::type>::type>{})) {
+    if constexpr (rejects(first_diagnosis(
+                      detail::operand_diagnosis<call_t, operand::queries, expr_t<Q>, mp::mp_list<>, mp::mp_list<KV>>(),
+                      detail::operand_diagnosis<call_t, operand::keys, expr_t<K>, mp::mp_list<KV>, mp::mp_list<>>()))) {
       return ill_formed{};
     } else {
       using T = typename expr_t<Q>::value_type;
