@@ -19,7 +19,7 @@ DIMTENSOR_DIM(Col);
 ag::padded_extents padded(std::vector<dt::index_t> const& tail, dt::index_t fill) {
   ag::padded_extents out{};
   for (auto& e : out) e = fill;
-  for (std::size_t i = 0; i < tail.size(); ++i) out[ag::kernel::max_rank - tail.size() + i] = tail[i];
+  for (std::size_t i = 0; i < tail.size(); ++i) out[dt::kernel::max_rank - tail.size() + i] = tail[i];
   return out;
 }
 }  // namespace
