@@ -95,3 +95,9 @@ TEST_CASE("dims: type-level algorithms (checked at compile time)", "[core][dims]
   CHECK_FALSE(d::is_unique_v<dt::dims<Queries, Queries>>);
   CHECK(d::is_prefix_v<dt::dims<Batch, Queries>, bqkh>);
 }
+
+// The public names (dimtensor::meta) are the library's own.
+static_assert(std::is_same_v<dt::meta::tags_of<bqkh>, d::tags_of<bqkh>>);
+static_assert(dt::meta::index_of_v<KVPairs, bqkh> == 2);
+static_assert(dt::meta::contains_v<Hidden, bqkh> && !dt::meta::contains_v<Hidden, dt::dims<Batch>>);
+static_assert(std::is_same_v<dt::meta::remove_dim<Queries, bqkh>, dt::dims<Batch, KVPairs, Hidden::fixed<8>>>);

@@ -85,6 +85,17 @@ TEST_CASE("masked_softmax against a literal double-precision d2l", "[masked_soft
   }
 }
 
+TEST_CASE("masked_softmax: a masking value is its lengths, or plain softmax", "[masked_softmax]") {
+  dt::tensor<float, Batch, Queries, KVPairs> const x{{{1, 2, 3, 4}, {4, 3, 2, 1}}, {{0, 1, 0, 1}, {2, 2, 1, 0}}};
+  dt::tensor<std::int32_t, Batch> const lens{2, 3};
+  CHECK(dt::allclose(dt::masked_softmax<KVPairs>(x, dt::masking_of<KVPairs>(lens)),
+                     dt::masked_softmax<KVPairs>(x, lens), 0.0, 0.0));
+  CHECK(dt::allclose(dt::masked_softmax<KVPairs>(x, dt::masking_of<KVPairs>()), dt::softmax<KVPairs>(x), 0.0, 0.0));
+  using lens_t = dt::tensor<std::int32_t, Batch>;
+  CHECK(dt::allclose(dt::masked_softmax<KVPairs>(x, dt::masking_of<KVPairs>(std::optional<lens_t>{})),
+                     dt::softmax<KVPairs>(x), 0.0, 0.0));
+}
+
 TEST_CASE("masked_softmax: length-0 rows are uniform, masked positions exactly 0", "[masked_softmax]") {
   auto const x = random_scores(2, 3, 6, 2, 4.0f);
   dt::tensor<std::int64_t, Batch, Queries> const vl{{0, 6, 2}, {1, 0, 3}};
