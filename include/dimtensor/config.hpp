@@ -14,6 +14,16 @@
 #define DIMTENSOR_HOST_DEVICE
 #endif
 
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__)
+/// Inlines a small math function into every loop that calls it, so that the
+/// loop vectorizes (GCC's heuristics leave exp out of a SiLU's loop).
+#define DIMTENSOR_ALWAYS_INLINE __attribute__((always_inline))
+#else
+/// Inlines a small math function into every loop that calls it (nvcc
+/// decides for itself).
+#define DIMTENSOR_ALWAYS_INLINE
+#endif
+
 /// @brief Declares a dimension tag.
 ///
 /// `DIMTENSOR_DIM(Batch);` declares `struct Batch`, a type that names a

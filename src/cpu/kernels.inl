@@ -45,12 +45,14 @@
 #include <dimtensor/kernel/attention.hpp>
 #include <dimtensor/kernel/blas_layout.hpp>
 #include <dimtensor/kernel/math.hpp>
+#include <dimtensor/kernel/program.hpp>
 #include <dimtensor/kernel/reduce_identity.hpp>
 
 // None of the kernel headers may have come in above: its code would be the
 // baseline's under the level's name.
-#if defined(DIMTENSOR_BACKENDS_CPU_ATTENTION_HPP) || defined(DIMTENSOR_BACKENDS_CPU_REDUCE_HPP) || \
-    defined(DIMTENSOR_BACKENDS_CPU_SIMD_HPP) || defined(DIMTENSOR_BACKENDS_CPU_SOFTMAX_HPP)
+#if defined(DIMTENSOR_BACKENDS_CPU_ATTENTION_HPP) || defined(DIMTENSOR_BACKENDS_CPU_REDUCE_HPP) ||  \
+    defined(DIMTENSOR_BACKENDS_CPU_SIMD_HPP) || defined(DIMTENSOR_BACKENDS_CPU_SOFTMAX_HPP) || \
+    defined(DIMTENSOR_BACKENDS_CPU_LAYER_NORM_HPP)
 #error "src/cpu/kernels.inl: a CPU kernel header was included before the level's target pragma"
 #endif
 
@@ -59,6 +61,7 @@ DIMTENSOR_CPU_ISA_PUSH
 #endif
 
 #include <dimtensor/backends/cpu/attention.hpp>
+#include <dimtensor/backends/cpu/layer_norm.hpp>
 #include <dimtensor/backends/cpu/reduce.hpp>
 #include <dimtensor/backends/cpu/simd.hpp>
 #include <dimtensor/backends/cpu/softmax.hpp>
@@ -132,6 +135,106 @@ void elementwise_derivative(T* out, index_t n, int op, int which, T const* g, T 
                                             {static_cast<autograd::op_code>(op), which}, g, a, b);
 }
 
+/// One pass of a function object over a block of n dense elements (one thread).
+template <class T>
+struct block_pass {
+  T* out;
+  index_t n;
+  template <class F, class... P>
+  void operator()(F f, P const*... ps) const {
+    T* const o = out;
+    DIMTENSOR_SIMD
+    for (index_t i = 0; i < n; ++i) o[i] = f(ps[i]...);
+  }
+};
+
+/// @brief A recorded program's backward pass (kernel/program.hpp), block
+/// by block: per block of `block` elements, the values the rules read, then
+/// the steps' gradients from the result's to the leaves', in buffers of one
+/// block per step that stay in cache; each leaf's gradient is written once.
+template <class T>
+void program_backward(kernel::program_pass<T> const& p) {
+  static constexpr index_t block = 512;
+  std::uint32_t const m = p.count;
+  index_t const blocks = (p.size + block - 1) / block;
+  parallel_for(blocks, block * static_cast<index_t>(m) / 4 + 1, [&p, m](index_t first, index_t last) {
+    std::vector<T> scratch((2 * static_cast<std::size_t>(m) + 1) * block);
+    T* const values = scratch.data();
+    T* const grads = values + static_cast<std::size_t>(m) * block;
+    T* const tmp = grads + static_cast<std::size_t>(m) * block;
+    std::vector<T const*> vp(m, nullptr);
+    std::vector<T const*> gp(m, nullptr);
+    for (index_t b = first; b < last; ++b) {
+      index_t const i0 = b * block;
+      index_t const n = std::min(block, p.size - i0);
+      for (std::uint32_t s = 0; s < m; ++s) {
+        kernel::program_op const& op = p.ops[s];
+        if (!op.value) continue;
+        T* const slot = values + static_cast<std::size_t>(s) * block;
+        if (op.code == static_cast<std::uint8_t>(autograd::op_code::leaf)) {
+          if (p.inputs[s] != nullptr) {
+            vp[s] = p.inputs[s] + i0;
+          } else {
+            std::fill(slot, slot + n, p.scalars[s]);
+            vp[s] = slot;
+          }
+          continue;
+        }
+        T const* const a = vp[op.args[0]];
+        T const* const bb = op.arity > 1 ? vp[op.args[1]] : a;
+        T const* const c = op.arity > 2 ? vp[op.args[2]] : a;
+        autograd::detail::step_value_pass<T>(block_pass<T>{slot, n}, static_cast<autograd::op_code>(op.code), a, bb,
+                                             c);
+        vp[s] = slot;
+      }
+      gp[m - 1] = p.grad + i0;
+      for (std::uint32_t s = m; s-- > 0;) {
+        kernel::program_op const& op = p.ops[s];
+        if (!op.reached) continue;
+        T const* const g = gp[s];
+        if (op.code == static_cast<std::uint8_t>(autograd::op_code::leaf)) {
+          if (op.output < 0) continue;
+          T* const o = p.outputs[op.output] + i0;
+          if (op.output_adds) {
+            DIMTENSOR_SIMD
+            for (index_t i = 0; i < n; ++i) o[i] += g[i];
+          } else {
+            std::copy(g, g + n, o);
+          }
+          continue;
+        }
+        auto const code = static_cast<autograd::op_code>(op.code);
+        for (int i = 0; i < op.arity; ++i) {
+          kernel::gradient_send const send = op.send[static_cast<std::size_t>(i)];
+          if (send == kernel::gradient_send::none) continue;
+          std::uint32_t const arg = op.args[static_cast<std::size_t>(i)];
+          if (send == kernel::gradient_send::alias) {
+            gp[arg] = g;
+            continue;
+          }
+          T* const dst = grads + static_cast<std::size_t>(arg) * block;
+          call::reads const r = autograd::gradient_reads(code, i);
+          T* const into = send == kernel::gradient_send::set ? dst : tmp;
+          T const* from = g;
+          if (r != call::reads::passes) {
+            T const* const a = r == call::reads::a || r == call::reads::both ? vp[op.args[0]] : g;
+            T const* const bv = r == call::reads::b || r == call::reads::both ? vp[op.args[1]] : g;
+            autograd::detail::step_derivative_pass<T>(block_pass<T>{into, n}, {code, i}, g, a, bv);
+            from = into;
+          }
+          if (send == kernel::gradient_send::set) {
+            if (from != dst) std::copy(from, from + n, dst);
+            gp[arg] = dst;
+          } else {
+            DIMTENSOR_SIMD
+            for (index_t k = 0; k < n; ++k) dst[k] += from[k];
+          }
+        }
+      }
+    }
+  });
+}
+
 template <class T>
 inline constexpr level_kernels<T> table{
     &sum_rows<T, T>,
@@ -148,6 +251,9 @@ inline constexpr level_kernels<T> table{
     &masked_softmax_backward<T, std::int64_t>,
     &elementwise_step<T>,
     &elementwise_derivative<T>,
+    &program_backward<T>,
+    &layer_norm_rows<T>,
+    &layer_norm_backward_rows<T>,
     &attention_forward<T>,
     &attention_backward<T>,
     &additive_scores_forward<T>,

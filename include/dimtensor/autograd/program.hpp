@@ -39,6 +39,7 @@
 #include <dimtensor/kernel/evaluator.hpp>
 #include <dimtensor/kernel/layout.hpp>
 #include <dimtensor/kernel/math.hpp>
+#include <dimtensor/kernel/program.hpp>
 
 namespace dimtensor::autograd {
 
@@ -401,6 +402,9 @@ class program_node final : public node {
 
   /// Runs the program backward from the result's gradient.
   void backward(tensor_state const& out) override {
+    if constexpr (level_loops) {
+      if (steps_.size() > 1) return backward_in_blocks(static_cast<T const*>(out.grad_data));
+    }
     std::vector<value_slot> values(steps_.size());
     propagate(static_cast<std::uint32_t>(steps_.size() - 1), static_cast<T const*>(out.grad_data), values);
   }
@@ -483,6 +487,10 @@ class program_node final : public node {
     return slot.data;
   }
 
+  // The whole backward pass by the runtime's kernel (kernel/program.hpp):
+  // block by block, each leaf's gradient written once.
+  void backward_in_blocks(T const* g) const;
+
   // Hands the gradient g of step s to its operands, depth first.
   void propagate(std::uint32_t s, T const* g, std::vector<value_slot>& values) const {
     program_step const& st = steps_[s];
@@ -532,6 +540,123 @@ std::uint32_t program_node<B, T>::add_leaf(program_leaf<T> l) {
   leaves_.push_back(std::move(l));
   steps_.push_back(s);
   return static_cast<std::uint32_t>(steps_.size() - 1);
+}
+
+template <class B, class T>
+void program_node<B, T>::backward_in_blocks(T const* g) const {
+  if constexpr (!level_loops) {
+    (void)g;  // other backends and types run propagate()
+  } else {
+    std::size_t const m = steps_.size();
+    std::vector<kernel::program_op> ops(m);
+    // Which steps a gradient reaches, and how many gradients each receives,
+    // from the result's back (operands come before the steps that read them).
+    std::vector<std::uint32_t> receives(m, 0);
+    ops[m - 1].reached = true;
+    for (std::size_t s = m; s-- > 0;) {
+      program_step const& st = steps_[s];
+      kernel::program_op& op = ops[s];
+      op.code = static_cast<std::uint8_t>(st.op);
+      op.arity = st.arity;
+      op.args = st.args;
+      if (!op.reached || st.op == op_code::leaf) continue;
+      if (st.op == op_code::no_rule) {
+        throw value_error(
+            "backward: a floating-point value passed through an elementwise function without a gradient "
+            "(a comparison or a cast to an integer type) on its way to a tensor that requires grad");
+      }
+      for (std::uint8_t i = 0; i < st.arity; ++i) {
+        std::uint32_t const arg = st.args[i];
+        if (!steps_[arg].needs_grad || (st.op == code_of<call::where> && i == 0)) continue;
+        ops[arg].reached = true;
+        ++receives[arg];
+        call::reads const r = gradient_reads(st.op, i);
+        if (r == call::reads::a || r == call::reads::both) ops[st.args[0]].value = true;
+        if (r == call::reads::b || r == call::reads::both) ops[st.args[1]].value = true;
+      }
+    }
+    // What each step sends, in the order the kernel runs them.
+    std::vector<std::uint32_t> sent(m, 0);
+    for (std::size_t s = m; s-- > 0;) {
+      kernel::program_op& op = ops[s];
+      if (op.value && steps_[s].op != op_code::leaf) {
+        for (std::uint8_t i = 0; i < op.arity; ++i) ops[op.args[i]].value = true;
+      }
+      if (!op.reached || steps_[s].op == op_code::leaf) continue;
+      for (std::uint8_t i = 0; i < op.arity; ++i) {
+        std::uint32_t const arg = op.args[i];
+        if (!steps_[arg].needs_grad || (steps_[s].op == code_of<call::where> && i == 0)) continue;
+        bool const passes = gradient_reads(steps_[s].op, i) == call::reads::passes;
+        op.send[i] = passes && receives[arg] == 1 ? kernel::gradient_send::alias
+                     : sent[arg] == 0             ? kernel::gradient_send::set
+                                                  : kernel::gradient_send::add;
+        ++sent[arg];
+      }
+    }
+    // The leaves' values the rules read, and one gradient buffer per tensor
+    // and reading of it (a tensor read twice alike, as x in x * erf(x), gets
+    // one buffer, which its second leaf adds to).
+    std::vector<T const*> inputs(m, nullptr);
+    std::vector<T> scalars(m, T(0));
+    std::vector<std::shared_ptr<storage_t>> keep;
+    std::vector<std::shared_ptr<storage_t>> outputs;
+    std::vector<T*> output_data;
+    std::vector<std::size_t> first_leaf;  // per output buffer, the leaf that owns it
+    for (std::size_t s = m; s-- > 0;) {
+      program_step const& st = steps_[s];
+      if (st.op != op_code::leaf) continue;
+      program_leaf<T> const& l = leaves_[st.leaf];
+      kernel::program_op& op = ops[s];
+      if (op.value) {
+        if (l.scalar) {
+          scalars[s] = l.value;
+        } else if (l.flat && l.read == &detail::read_leaf<B, T, T>) {
+          inputs[s] = static_cast<T const*>(l.data);
+        } else {
+          keep.push_back(buffer());
+          l.read(l, ext_, keep.back()->data());
+          inputs[s] = keep.back()->data();
+        }
+      }
+      if (!op.reached || !l.state) continue;
+      std::size_t o = 0;
+      while (o < first_leaf.size()) {
+        program_leaf<T> const& f = leaves_[first_leaf[o]];
+        if (f.state == l.state && f.accumulate == l.accumulate && f.strides == l.strides && f.flat == l.flat &&
+            f.broadcast == l.broadcast)
+          break;
+        ++o;
+      }
+      op.output = static_cast<std::int32_t>(o);
+      op.output_adds = o < first_leaf.size();
+      if (!op.output_adds) {
+        first_leaf.push_back(st.leaf);
+        outputs.push_back(buffer());
+        output_data.push_back(outputs.back()->data());
+      }
+    }
+    kernel::program_pass<T> pass;
+    pass.size = size_;
+    pass.grad = g;
+    pass.ops = ops.data();
+    pass.count = static_cast<std::uint32_t>(m);
+    pass.inputs = inputs.data();
+    pass.scalars = scalars.data();
+    pass.outputs = output_data.data();
+    if (size_ > 0) backends::cpu::kernels<T>().program_backward(pass);
+    keep.clear();
+    for (std::size_t o = 0; o < outputs.size(); ++o) {
+      program_leaf<T> const& l = leaves_[first_leaf[o]];
+      bool broadcast = false;
+      for (bool b : l.broadcast) broadcast = broadcast || b;
+      if (l.accumulate == &detail::accumulate_leaf<B, T, T> && !broadcast) {
+        add_gradient<B, T>(*l.state, std::move(outputs[o]), size_);  // a fresh buffer: it becomes the gradient
+      } else {
+        l.accumulate(l, ext_, outputs[o]->data());
+      }
+    }
+
+  }
 }
 
 template <class B, class T>

@@ -324,7 +324,9 @@ struct erf {
   /// Applies the function.
   template <class T>
   DIMTENSOR_HOST_DEVICE T operator()(T x) const {
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+      return math::erf(x);
+    else if constexpr (std::is_floating_point_v<T>)
       return std::erf(x);
     else
       return static_cast<T>(std::erf(static_cast<double>(x)));
@@ -335,6 +337,45 @@ struct erf {
   template <int Which, class T>
   DIMTENSOR_HOST_DEVICE static T gradient(T g, T a, T) {
     return g * (T(1.12837916709551257390) * exp{}(-(a * a)));
+  }
+};
+/// @brief GELU, x Φ(x) = x (1 + erf(x / √2)) / 2, as `torch.nn.functional.gelu`
+/// (its exact form, approximate='none'): one function, so that its forward
+/// and its gradient are each one pass.
+struct gelu {
+  /// The call in errors and in the graph.
+  static constexpr std::string_view name = "gelu";
+  /// Applies the function.
+  template <class T>
+  DIMTENSOR_HOST_DEVICE T operator()(T x) const {
+    return x * (T(0.5) * (T(1) + erf{}(x * T(0.70710678118654752440))));
+  }
+  /// g (Φ(a) + a φ(a)).
+  static constexpr reads gradient_reads(int) { return reads::a; }
+  /// g (Φ(a) + a φ(a)), as PyTorch's GeluBackward.
+  template <int Which, class T>
+  DIMTENSOR_HOST_DEVICE static T gradient(T g, T a, T) {
+    T const cdf = T(0.5) * (T(1) + erf{}(a * T(0.70710678118654752440)));
+    T const pdf = exp{}(T(-0.5) * a * a) * T(0.39894228040143267794);
+    return g * (cdf + a * pdf);
+  }
+};
+/// @brief SiLU (swish), x σ(x), as `torch.nn.functional.silu`.
+struct silu {
+  /// The call in errors and in the graph.
+  static constexpr std::string_view name = "silu";
+  /// Applies the function.
+  template <class T>
+  DIMTENSOR_HOST_DEVICE T operator()(T x) const {
+    return x * sigmoid{}(x);
+  }
+  /// g σ(a) (1 + a (1 - σ(a))).
+  static constexpr reads gradient_reads(int) { return reads::a; }
+  /// g σ(a) (1 + a (1 - σ(a))), as PyTorch's SiluBackward.
+  template <int Which, class T>
+  DIMTENSOR_HOST_DEVICE static T gradient(T g, T a, T) {
+    T const s = sigmoid{}(a);
+    return g * s * (T(1) + a * (T(1) - s));
   }
 };
 /// a to the power b.
@@ -420,7 +461,8 @@ struct where {
 /// interpreter code is its function's place here (autograd/program.hpp).
 /// Appending is how a new function gets its gradient.
 using recorded_functions = boost::mp11::mp_list<plus, minus, multiplies, divides, negate, log, exp, tanh, sigmoid, sqrt,
-                                                sin, cos, abs, relu, square, erf, pow, maximum, minimum, where>;
+                                                sin, cos, abs, relu, square, erf, pow, maximum, minimum, where,
+                                                gelu, silu>;
 
 /// @name Elementwise functions without a gradient
 /// @{

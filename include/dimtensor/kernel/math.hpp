@@ -1,8 +1,8 @@
 #pragma once
 /// @file
 /// @brief Elementwise functions as function objects, callable on host and
-/// device.  The float versions of exp, tanh and sigmoid are branch-free so
-/// that loops over them vectorize (glibc's scalar calls do not).
+/// device.  The float versions of exp, tanh, sigmoid and erf are branch-free
+/// so that loops over them vectorize (glibc's scalar calls do not).
 
 #include <bit>
 #include <cmath>
@@ -17,14 +17,14 @@ namespace detail {
 // c ? a : b through bit masks.  Under the default -ftrapping-math, g++ does
 // not turn a float `?:` into a vector blend (it will not speculate the
 // comparison), so every selection in the float kernels goes through here.
-DIMTENSOR_HOST_DEVICE inline float select(bool c, float a, float b) {
+DIMTENSOR_ALWAYS_INLINE DIMTENSOR_HOST_DEVICE inline float select(bool c, float a, float b) {
   std::uint32_t const m = 0u - static_cast<std::uint32_t>(c);
   return std::bit_cast<float>((std::bit_cast<std::uint32_t>(a) & m) | (std::bit_cast<std::uint32_t>(b) & ~m));
 }
 }  // namespace detail
 
 /// e^x in float, within 2 ulp: 0 below -103.97, +inf above 88.72, NaN for NaN.
-DIMTENSOR_HOST_DEVICE inline float exp(float x) {
+DIMTENSOR_ALWAYS_INLINE DIMTENSOR_HOST_DEVICE inline float exp(float x) {
   float const hi = 88.7228394f;
   float const lo = -103.972084f;
   std::uint32_t const bits = std::bit_cast<std::uint32_t>(x);
@@ -58,7 +58,7 @@ DIMTENSOR_HOST_DEVICE inline float exp(float x) {
 }
 
 /// tanh in float, branch-free; within 2 ulp of the correctly rounded result.
-DIMTENSOR_HOST_DEVICE inline float tanh(float x) {
+DIMTENSOR_ALWAYS_INLINE DIMTENSOR_HOST_DEVICE inline float tanh(float x) {
   std::uint32_t const bits = std::bit_cast<std::uint32_t>(x);
   float const ax = std::bit_cast<float>(bits & 0x7fffffffu);
   std::uint32_t const sign = bits & 0x80000000u;
@@ -80,7 +80,32 @@ DIMTENSOR_HOST_DEVICE inline float tanh(float x) {
 }
 
 /// Logistic sigmoid in float.
-DIMTENSOR_HOST_DEVICE inline float sigmoid(float x) { return 1.0f / (1.0f + math::exp(-x)); }
+DIMTENSOR_ALWAYS_INLINE DIMTENSOR_HOST_DEVICE inline float sigmoid(float x) { return 1.0f / (1.0f + math::exp(-x)); }
+
+/// @brief erf in float, branch-free: x P(x²) / Q(x²) on [-4, 4] (the
+/// rational approximation XLA and Eigen use; beyond ±4 float's erf is ±1),
+/// within 8 ulp and 4.5e-7 of erf on every float (PyTorch's vectorized CPU
+/// erf, Abramowitz and Stegun 7.1.26, is within 1.5e-7 of it, 6 ulp);
+/// NaN for NaN, erf(-0) is -0.
+DIMTENSOR_ALWAYS_INLINE DIMTENSOR_HOST_DEVICE inline float erf(float x) {
+  float const c = detail::select(x > 4.0f, 4.0f, detail::select(x < -4.0f, -4.0f, x));
+  float const z = c * c;
+  float p = -2.72614225801306e-10f;
+  p = p * z + 2.77068142495902e-08f;
+  p = p * z - 2.10102402082508e-06f;
+  p = p * z - 5.69250639462346e-05f;
+  p = p * z - 7.34990630326855e-04f;
+  p = p * z - 2.95459980854025e-03f;
+  p = p * z - 1.60960333262415e-02f;
+  float q = -1.45660718464996e-05f;
+  q = q * z - 2.13374055278905e-04f;
+  q = q * z - 1.68282697438203e-03f;
+  q = q * z - 7.37332916720468e-03f;
+  q = q * z - 1.42647390514189e-02f;
+  // c (p / q), not (c p) / q: c p is subnormal for the smallest normal c
+  float const r = c * (p / q);
+  return detail::select(r > 1.0f, 1.0f, detail::select(r < -1.0f, -1.0f, r));
+}
 
 /// e^x in double.
 DIMTENSOR_HOST_DEVICE inline double exp(double x) { return std::exp(x); }
@@ -88,5 +113,7 @@ DIMTENSOR_HOST_DEVICE inline double exp(double x) { return std::exp(x); }
 DIMTENSOR_HOST_DEVICE inline double tanh(double x) { return std::tanh(x); }
 /// Logistic sigmoid in double.
 DIMTENSOR_HOST_DEVICE inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+/// erf in double.
+DIMTENSOR_HOST_DEVICE inline double erf(double x) { return std::erf(x); }
 
 }  // namespace dimtensor::math

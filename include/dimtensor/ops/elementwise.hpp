@@ -131,6 +131,17 @@ template <detail::Operand A>
 auto erf(A const& a) {
   return detail::unary<call::erf>(a);
 }
+/// GELU, x (1 + erf(x / √2)) / 2, as `torch.nn.functional.gelu` (exact
+/// form): one function with its own gradient.
+template <detail::Operand A>
+auto gelu(A const& a) {
+  return detail::unary<call::gelu>(a);
+}
+/// SiLU (swish), x σ(x), as `torch.nn.functional.silu`.
+template <detail::Operand A>
+auto silu(A const& a) {
+  return detail::unary<call::silu>(a);
+}
 /// Square root.
 template <detail::Operand A>
 auto sqrt(A const& a) {

@@ -2,6 +2,7 @@
 // central finite differences (tests/unit/support/gradcheck.hpp).
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -66,6 +67,60 @@ TEST_CASE("erf, and GELU written with it, on the CPU interpreter and through flo
   dt::sum(gelu(ad) * gelu(ad)).backward();
   for (dt::index_t i = 0; i < a.size(); ++i) {
     CHECK(static_cast<double>(af.grad().data()[i]) == Approx(ad.grad().data()[i]).epsilon(2e-6).margin(1e-6));
+  }
+}
+
+TEST_CASE("gelu and silu, built in: their own gradients", "[autograd][elementwise]") {
+  auto a = uniform<matrix>({3, 5}, 9, -3.0, 3.0);
+  check_gradients([](auto const& x) { return dt::gelu(x); }, a);
+  check_gradients([](auto const& x) { return dt::silu(x); }, a);
+  // The built-in GELU and the one written with erf: the same gradient.
+  auto x1 = a.detach().requires_grad_();
+  dt::sum(dt::gelu(x1)).backward();
+  auto x2 = a.detach().requires_grad_();
+  dt::sum(x2 * 0.5 * (dt::erf(x2 * M_SQRT1_2) + 1.0)).backward();
+  for (dt::index_t i = 0; i < a.size(); ++i) CHECK(x1.grad().data()[i] == Approx(x2.grad().data()[i]).epsilon(1e-14));
+}
+
+// The CPU runs a program's backward pass block by block (512 elements, each
+// block's steps in cache): 2,100 elements make four whole blocks and a
+// ragged one, which threads share.
+TEST_CASE("a program's backward pass in blocks: shared, broadcast and converted leaves, scalars, where",
+          "[autograd][elementwise]") {
+  auto x = uniform<matrix>({3, 700}, 11, -2.0, 2.0);
+  auto b = uniform<row>({700}, 12, 0.5, 1.5);
+  auto const c = uniform<matrix>({3, 700}, 13);  // no gradient
+  dt::tensor<std::int32_t, Batch, Feat> k({3, 700});
+  for (dt::index_t i = 0; i < k.size(); ++i) k.data()[i] = static_cast<std::int32_t>(i % 7) - 3;
+  auto f = [&](auto const& xx, auto const& bb) {
+    return dt::where(xx > c, xx * xx * bb, dt::sin(xx) - bb) + dt::gelu(xx) / bb + xx * 3.0 -
+           dt::silu(xx * bb) + xx * dt::cast<double>(k);
+  };
+  check_gradients(f, x, b);
+
+  SECTION("the same gradients, to the bit, on one thread and on two") {
+    // 60,000 elements: enough work for two threads
+    auto xf = dt::eval(dt::cast<float>(uniform<matrix>({3, 20000}, 14, -2.0, 2.0))).detach();
+    auto bf = dt::eval(dt::cast<float>(uniform<row>({20000}, 15, 0.5, 1.5))).detach();
+    auto const cf = dt::eval(dt::cast<float>(uniform<matrix>({3, 20000}, 16)));
+    auto g = [&](auto const& xx, auto const& bb) {
+      return dt::where(xx > cf, xx * xx * bb, dt::sin(xx) - bb) + dt::gelu(xx) / bb - dt::silu(xx * bb);
+    };
+    std::vector<float> first;
+    for (int threads : {1, 2}) {
+      dt::set_num_threads(threads);
+      xf.requires_grad_().zero_grad();
+      bf.requires_grad_().zero_grad();
+      dt::sum(g(xf, bf) * g(xf, bf)).backward();
+      std::vector<float> got(xf.grad().data(), xf.grad().data() + xf.size());
+      got.insert(got.end(), bf.grad().data(), bf.grad().data() + bf.size());
+      if (first.empty()) {
+        first = got;
+      } else {
+        CHECK(got == first);
+      }
+    }
+    dt::set_num_threads(0);
   }
 }
 

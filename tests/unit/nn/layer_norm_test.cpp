@@ -99,6 +99,65 @@ TEST_CASE("layer_norm: gradients match finite differences", "[nn][layer_norm][au
   CHECK_FALSE(ln(x).requires_grad());
 }
 
+// On the CPU, float and double run the runtime's kernels: one pass per row
+// forward and backward, the weight's and bias's gradients summed over fixed
+// blocks of rows (here 1,200 rows: 38 blocks), in block order.
+TEST_CASE("layer_norm: every gradient over many rows, the same on one thread and two", "[nn][layer_norm][autograd]") {
+  dt::index_t const n = 48;
+  nn::layer_norm<Hidden, float> ln{Hidden(n)};
+  auto const x0 = dt::eval(dt::cast<float>(uniform<x_t>({40, 30, n}, 7, -2, 3)));
+  auto const g = dt::eval(dt::cast<float>(uniform<x_t>({40, 30, n}, 8)));
+  {
+    dt::autograd::no_grad const guard;
+    ln.weight.assign(dt::cast<float>(uniform<dt::tensor<double, Hidden>>({n}, 9, 0.5, 1.5)));
+    ln.bias.assign(dt::cast<float>(uniform<dt::tensor<double, Hidden>>({n}, 10)));
+  }
+  std::vector<std::vector<float>> runs;
+  for (int threads : {1, 2}) {
+    dt::set_num_threads(threads);
+    nn::zero_grad(ln);
+    auto x = x0.detach().requires_grad_();
+    ln(x).backward(g);
+    std::vector<float> all(x.grad().data(), x.grad().data() + x.size());
+    all.insert(all.end(), ln.weight.grad().data(), ln.weight.grad().data() + n);
+    all.insert(all.end(), ln.bias.grad().data(), ln.bias.grad().data() + n);
+    runs.push_back(all);
+  }
+  dt::set_num_threads(0);
+  CHECK(runs[0] == runs[1]);
+  // The gradients in double, from the definitions.
+  dt::index_t const rows = x0.size() / n;
+  std::vector<double> dx(x0.size()), dw(n, 0.0), db(n, 0.0);
+  for (dt::index_t r = 0; r < rows; ++r) {
+    float const* xr = x0.data() + r * n;
+    float const* gr = g.data() + r * n;
+    double mean = 0, var = 0;
+    for (dt::index_t i = 0; i < n; ++i) mean += xr[i];
+    mean /= n;
+    for (dt::index_t i = 0; i < n; ++i) var += (xr[i] - mean) * (xr[i] - mean);
+    double const rho = 1.0 / std::sqrt(var / n + 1e-5);
+    double m1 = 0, m2 = 0;
+    for (dt::index_t i = 0; i < n; ++i) {
+      double const xh = (xr[i] - mean) * rho;
+      double const gw = gr[i] * static_cast<double>(ln.weight.data()[i]);
+      m1 += gw / n;
+      m2 += gw * xh / n;
+      dw[i] += gr[i] * xh;
+      db[i] += gr[i];
+    }
+    for (dt::index_t i = 0; i < n; ++i) {
+      double const xh = (xr[i] - mean) * rho;
+      double const gw = gr[i] * static_cast<double>(ln.weight.data()[i]);
+      dx[r * n + i] = rho * (gw - m1 - xh * m2);
+    }
+  }
+  for (dt::index_t i = 0; i < x0.size(); ++i) CHECK(runs[0][i] == Approx(dx[i]).epsilon(1e-4).margin(1e-4));
+  for (dt::index_t i = 0; i < n; ++i) {
+    CHECK(runs[0][x0.size() + i] == Approx(dw[i]).epsilon(1e-4).margin(1e-3));
+    CHECK(runs[0][x0.size() + n + i] == Approx(db[i]).epsilon(1e-4).margin(1e-3));
+  }
+}
+
 TEST_CASE("layer_norm: parameters by PyTorch's names, saved and loaded", "[nn][layer_norm]") {
   nn::layer_norm<Hidden> a(Hidden(3));
   CHECK(nn::parameter_names(a) == std::vector<std::string>{"weight", "bias"});

@@ -62,6 +62,15 @@ TEMPLATE_TEST_CASE("elementwise: unary functions match std::", "[ops][elementwis
         tol<T>);
   CHECK(max_error(dt::relu(x), x, [](T v) { return v > 0 ? v : T(0); }) == 0);
   CHECK(max_error(dt::erf(x), x, [](T v) { return std::erf(static_cast<double>(v)); }) <= tol<T>);
+  // GELU and SiLU as PyTorch defines them, computed in double.
+  CHECK(max_error(dt::gelu(x), x, [](T v) {
+          double const d = static_cast<double>(v);
+          return d * 0.5 * (1.0 + std::erf(d / std::sqrt(2.0)));
+        }) <= 2 * tol<T>);
+  CHECK(max_error(dt::silu(x), x, [](T v) {
+          double const d = static_cast<double>(v);
+          return d / (1.0 + std::exp(-d));
+        }) <= 2 * tol<T>);
   CHECK(max_error(dt::sqrt(pos), pos, [](T v) { return std::sqrt(v); }) == 0);
   CHECK(max_error(dt::sin(x), x, [](T v) { return std::sin(v); }) == 0);
   CHECK(max_error(dt::cos(x), x, [](T v) { return std::cos(v); }) == 0);

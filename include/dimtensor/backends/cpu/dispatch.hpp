@@ -31,6 +31,7 @@
 
 #include <dimtensor/config.hpp>
 #include <dimtensor/kernel/attention.hpp>
+#include <dimtensor/kernel/program.hpp>
 
 namespace dimtensor::backends::cpu {
 
@@ -61,7 +62,9 @@ isa_level isa_active();
 /// softmax family over a row-major [outer, n, inner] along the middle dim
 /// (backends/cpu/softmax.hpp), the autograd interpreter's loops (a step's
 /// value and an operand's gradient over dense buffers of n elements, the
-/// step's autograd::op_code as an int; autograd/program.hpp) and the fused
+/// step's autograd::op_code as an int; autograd/program.hpp), a whole
+/// program's backward pass (kernel/program.hpp), layer normalization
+/// (backends/cpu/layer_norm.hpp) and the fused
 /// attention kernels
 /// (backends/cpu/attention.hpp), with those headers' arguments.
 template <class T>
@@ -94,6 +97,12 @@ struct level_kernels {
   void (*elementwise_step)(T*, index_t, int, T const*, T const*, T const*);
   /// An operand's gradient: (out, n, op code, operand, g, a, b).
   void (*elementwise_derivative)(T*, index_t, int, int, T const*, T const*, T const*);
+  /// A recorded program's whole backward pass, block by block (kernel/program.hpp).
+  void (*program_backward)(kernel::program_pass<T> const&);
+  /// Layer normalization over the last dim of [rows, n]: (x, w, b, y, mean, rstd, rows, n, eps).
+  void (*layer_norm)(T const*, T const*, T const*, T*, T*, T*, index_t, index_t, T);
+  /// Its backward pass: (x, w, mean, rstd, g, dx, dw, db, rows, n); dx, dw and db may be null.
+  void (*layer_norm_backward)(T const*, T const*, T const*, T const*, T const*, T*, T*, T*, index_t, index_t);
   /// Fused scaled dot-product attention, forward.
   void (*attention_forward)(kernel::attention_problem<T> const&, kernel::attention_operand<T> const&, T*, T*);
   /// Its backward pass.

@@ -1,0 +1,251 @@
+"""The PyTorch 2 side of the whole-model benchmarks (bench_model_bench;
+scripts/performance.py runs both).
+
+Reads what bench_model_bench wrote (DIMTENSOR_BENCH_INPUTS): each encoder's
+weights, tokens, valid lengths and weighting G, and dimtensor's output, loss
+and one gradient; the activations' input, gradient and dimtensor's results.
+Each case first checks that PyTorch computes the same (the loss and the
+gradient of blks.0.ffn.dense1.weight within 1e-4 of their scale), then times:
+
+  d2l_<enc>_fwd / _fwdbwd      d2l's TransformerEncoder (d2l/torch.py, as
+                               tests/parity/goldens_transformer.py copies it),
+                               dimtensor's weights by their keys; forward
+                               under no_grad, forward + backward of sum(out * G)
+  nn_<enc>_fwd / _fwdbwd       nn.TransformerEncoder (post-norm, ReLU, the
+                               lengths as src_key_padding_mask) with the same
+                               weights around d2l's embedding and positional
+                               encoding (its fast path runs the forward)
+  compiled_<enc>_fwd / _fwdbwd torch.compile of d2l's encoder, when it compiles
+  gelu_composite_fwdbwd        x * 0.5 * (1 + torch.erf(x / sqrt(2))), backward
+  gelu_builtin_fwdbwd          F.gelu
+  swish_composite_fwdbwd       x * torch.sigmoid(x)
+  silu_builtin_fwdbwd          F.silu
+  (<enc>: encoder_small, encoder_base)
+
+Prints one JSON object: versions, threads, per case the median time in
+milliseconds, and what each check found.  Needs torch (PyPI) and numpy; it
+is never run by the tests.
+"""
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def median_ms(fn, min_time, min_runs):
+    fn()  # warm up
+    times = []
+    start = time.perf_counter()
+    while len(times) < min_runs or (time.perf_counter() - start < min_time and len(times) < 1000):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3, len(times)
+
+
+def d2l_encoder_class():
+    """d2l's TransformerEncoder, from the parity goldens' verbatim copy."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "parity"))
+    threads = torch.get_num_threads()
+    import make_goldens
+    import goldens_transformer
+    # make_goldens pins one thread and deterministic kernels for its goldens
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(False)
+    encoder, _, _ = goldens_transformer.d2l_classes(make_goldens)
+    return encoder
+
+
+def load_params(folder):
+    state = {}
+    for name in os.listdir(folder):
+        key = name[:-len(".npy")]
+        parts = key.split(".")
+        if parts[0] == "blks":  # dimtensor numbers the blocks, d2l's nn.Sequential names them
+            parts[1] = "block" + parts[1]
+        state[".".join(parts)] = torch.from_numpy(np.load(os.path.join(folder, name)))
+    return state
+
+
+def scale_of(t):
+    return max(1.0, float(t.abs().max()))
+
+
+def nn_encoder(d2l, hidden, ffn, heads, layers):
+    """nn.TransformerEncoder with d2l's weights (zero attention biases: d2l's have none)."""
+    layer = torch.nn.TransformerEncoderLayer(hidden, heads, ffn, dropout=0.0, batch_first=True)
+    enc = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=True)
+    with torch.no_grad():
+        for blk, lay in zip(d2l.blks, enc.layers):
+            a = blk.attention
+            lay.self_attn.in_proj_weight.copy_(torch.cat([a.W_q.weight, a.W_k.weight, a.W_v.weight]))
+            lay.self_attn.in_proj_bias.zero_()
+            lay.self_attn.out_proj.weight.copy_(a.W_o.weight)
+            lay.self_attn.out_proj.bias.zero_()
+            lay.linear1.load_state_dict(blk.ffn.dense1.state_dict())
+            lay.linear2.load_state_dict(blk.ffn.dense2.state_dict())
+            lay.norm1.load_state_dict(blk.addnorm1.ln.state_dict())
+            lay.norm2.load_state_dict(blk.addnorm2.ln.state_dict())
+
+    def forward(X, pad):
+        x = d2l.pos_encoding(d2l.embedding(X) * math.sqrt(hidden))
+        return enc(x, src_key_padding_mask=pad)
+    return enc, forward
+
+
+def encoder_cases(Encoder, folder, name, config, args, result):
+    hidden, ffn, heads, layers = config
+    d = os.path.join(args.inputs, name)
+    X = torch.from_numpy(np.load(os.path.join(d, "X.npy")))
+    lens = torch.from_numpy(np.load(os.path.join(d, "lens.npy")))
+    G = torch.from_numpy(np.load(os.path.join(d, "G.npy")))
+    out_dt = torch.from_numpy(np.load(os.path.join(d, "out.npy")))
+    loss_dt = float(np.load(os.path.join(d, "loss.npy")))
+    grad_dt = torch.from_numpy(np.load(os.path.join(d, "grad_dense1.npy")))
+    net = Encoder(1000, hidden, hidden, hidden, hidden, [hidden], hidden, ffn, heads, layers, 0.0)
+    net.load_state_dict(load_params(os.path.join(d, "params")), strict=True)
+    valid = torch.arange(X.shape[1])[None, :] < lens[:, None]
+
+    def fwd(model):
+        def run():
+            model.eval()
+            with torch.no_grad():
+                return model(X, lens)
+        return run
+
+    def fwdbwd(model, params):
+        def run():
+            model.train()
+            for p in params:
+                p.grad = None
+            loss = (model(X, lens) * G).sum()
+            loss.backward()
+            return loss
+        return run
+
+    checks = {}
+    out = fwd(net)()
+    checks["d2l_out"] = float((out - out_dt).abs().max()) / scale_of(out_dt)
+    loss = fwdbwd(net, list(net.parameters()))()
+    checks["d2l_loss"] = abs(float(loss) - loss_dt) / max(1.0, abs(loss_dt))
+    checks["d2l_grad"] = float((net.blks.block0.ffn.dense1.weight.grad - grad_dt).abs().max()) / scale_of(grad_dt)
+
+    enc, nn_forward = nn_encoder(net, hidden, ffn, heads, layers)
+    pad = ~valid
+
+    def nn_fwd():
+        enc.eval()
+        with torch.no_grad():
+            return nn_forward(X, pad)
+
+    nn_params = list(enc.parameters()) + list(net.embedding.parameters())
+
+    def nn_fwdbwd():
+        enc.train()
+        for p in nn_params:
+            p.grad = None
+        loss = (nn_forward(X, pad) * G).sum()
+        loss.backward()
+        return loss
+
+    o = nn_fwd()
+    if o.is_nested:
+        o = o.to_padded_tensor(0.0)
+    checks["nn_out_valid"] = float(((o - out_dt).abs() * valid[:, :, None]).max()) / scale_of(out_dt)
+    checks["nn_loss"] = abs(float(nn_fwdbwd()) - loss_dt) / max(1.0, abs(loss_dt))
+
+    bad = [k for k, v in checks.items() if not v <= 1e-4]
+    result["checks"][name] = checks
+    if bad:
+        result["errors"].append("%s: PyTorch and dimtensor differ (%s)" % (name, ", ".join(bad)))
+        return
+    runs = args.min_runs if name == "encoder_small" else 1
+    cases = [("d2l_%s_fwd" % name, fwd(net)),
+             ("d2l_%s_fwdbwd" % name, fwdbwd(net, list(net.parameters()))),
+             ("nn_%s_fwd" % name, nn_fwd),
+             ("nn_%s_fwdbwd" % name, nn_fwdbwd)]
+    if args.compile:
+        try:
+            compiled = torch.compile(net)
+            c_out = fwd(compiled)()
+            if float((c_out - out_dt).abs().max()) / scale_of(out_dt) > 1e-4:
+                raise RuntimeError("the compiled encoder's output differs")
+            cases.append(("compiled_%s_fwd" % name, fwd(compiled)))
+            cases.append(("compiled_%s_fwdbwd" % name, fwdbwd(compiled, list(net.parameters()))))
+        except Exception as e:  # noqa: BLE001 - the reason goes into the report
+            result["errors"].append("torch.compile of %s: %s" % (name, str(e).splitlines()[0][:200]))
+    for case, fn in cases:
+        ms, n = median_ms(fn, args.min_time, runs)
+        result["cases"][case] = {"ms": ms, "runs": n}
+
+
+def activation_cases(args, result):
+    d = args.inputs
+    x0 = torch.from_numpy(np.load(os.path.join(d, "activation", "x.npy")))
+    g = torch.from_numpy(np.load(os.path.join(d, "activation", "g.npy")))
+    fns = {
+        "gelu_composite": lambda x: x * 0.5 * (1.0 + torch.erf(x / math.sqrt(2.0))),
+        "gelu_builtin": F.gelu,
+        "swish_composite": lambda x: x * torch.sigmoid(x),
+        "silu_builtin": F.silu,
+    }
+    x = x0.clone().requires_grad_()
+    for name, f in fns.items():
+        def run(f=f):
+            x.grad = None
+            y = f(x)
+            y.backward(g)
+            return y
+        y = run()
+        y_dt = torch.from_numpy(np.load(os.path.join(d, name, "y.npy")))
+        dx_dt = torch.from_numpy(np.load(os.path.join(d, name, "dx.npy")))
+        err = max(float((y.detach() - y_dt).abs().max()), float((x.grad - dx_dt).abs().max()))
+        result["checks"][name] = {"max_abs": err}
+        if not err <= 1e-4:
+            result["errors"].append("%s: PyTorch and dimtensor differ by %g" % (name, err))
+            continue
+        ms, n = median_ms(run, args.min_time, args.min_runs)
+        result["cases"][name + "_fwdbwd"] = {"ms": ms, "runs": n}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--inputs", required=True, help="the directory bench_model_bench wrote")
+    parser.add_argument("--threads", type=int, required=True)
+    parser.add_argument("--min-time", type=float, default=1.0, help="seconds per case")
+    parser.add_argument("--min-runs", type=int, default=5, help="timed runs per case, at least (1 for bert-base)")
+    parser.add_argument("--no-compile", dest="compile", action="store_false", help="leave out torch.compile")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.ones(8).sum()  # the CPU capability is fixed here, before anything else is imported
+    Encoder = d2l_encoder_class()
+    result = {
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "blas": next((p.split("=")[1] for p in torch.__config__.show().replace(",", "\n").split() if p.startswith("BLAS_INFO=")), "?"),
+        "cases": {},
+        "checks": {},
+        "errors": [],
+    }
+    configs = {"encoder_small": (64, 256, 4, 2), "encoder_base": (768, 3072, 12, 12)}
+    for name, config in configs.items():
+        if os.path.isdir(os.path.join(args.inputs, name)):
+            encoder_cases(Encoder, args.inputs, name, config, args, result)
+    activation_cases(args, result)
+    print(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
