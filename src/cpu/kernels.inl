@@ -45,6 +45,7 @@
 #include <dimtensor/kernel/attention.hpp>
 #include <dimtensor/kernel/blas_layout.hpp>
 #include <dimtensor/kernel/math.hpp>
+#include <dimtensor/kernel/philox.hpp>
 #include <dimtensor/kernel/program.hpp>
 #include <dimtensor/kernel/reduce_identity.hpp>
 
@@ -235,6 +236,15 @@ void program_backward(kernel::program_pass<T> const& p) {
   });
 }
 
+/// Dropout's mask applied to n elements (kernel/philox.hpp), threads
+/// splitting the elements at multiples of four.
+template <class T>
+void dropout(T const* in, T* out, index_t n, std::uint64_t key, std::uint64_t threshold, T q) {
+  parallel_for((n + 3) / 4, 64, [=](index_t first, index_t last) {
+    kernel::dropout_range(in, out, 4 * first, std::min(n, 4 * last), key, threshold, q);
+  });
+}
+
 template <class T>
 inline constexpr level_kernels<T> table{
     &sum_rows<T, T>,
@@ -254,6 +264,7 @@ inline constexpr level_kernels<T> table{
     &program_backward<T>,
     &layer_norm_rows<T>,
     &layer_norm_backward_rows<T>,
+    &dropout<T>,
     &attention_forward<T>,
     &attention_backward<T>,
     &additive_scores_forward<T>,

@@ -6,10 +6,16 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+
+#include <dimtensor/autograd/graph.hpp>
+#include <dimtensor/autograd/program.hpp>
+#include <dimtensor/backends/cpu/dispatch.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
+#include <dimtensor/kernel/philox.hpp>
 #include <dimtensor/nn/module.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/random.hpp>
@@ -35,13 +41,40 @@ auto named_extent_of(index_t n) {
   }
 }
 
-/// `bernoulli<T>(gen, p, …)` of the dims and extents of a tensor of specs L,
-/// on @p Backend: drawn on the host, so a seed gives the same mask on every
-/// backend.
+/// @brief Dropout's keep-mask (1 kept, 0 dropped) of the dims and extents of
+/// a tensor of specs L, on @p Backend, under @p key and @p threshold
+/// (kernel::dropout_keeps): made on the host, the same mask as the CPU's
+/// kernel applies.
 template <class Backend, class T, class L, std::size_t R, std::size_t... I>
-auto bernoulli_like(generator& gen, double p, std::array<index_t, R> const& ext, std::index_sequence<I...>) {
-  return dimtensor::to<Backend>(bernoulli<T>(gen, p, named_extent_of<boost::mp11::mp_at_c<L, I>>(ext[I])...));
+auto dropout_mask_like(std::uint64_t key, std::uint64_t threshold, std::array<index_t, R> const& ext,
+                       std::index_sequence<I...>) {
+  auto mask = empty<T>(named_extent_of<boost::mp11::mp_at_c<L, I>>(ext[I])...);
+  for (index_t i = 0; i < mask.size(); ++i) mask.data()[i] = kernel::dropout_keeps(i, key, threshold) ? T(1) : T(0);
+  return dimtensor::to<Backend>(mask);
 }
+
+/// @brief The backward pass of dropout on the CPU: the same mask (computed
+/// again from the key) applied to the gradient.
+template <class T>
+class dropout_node final : public autograd::node {
+ public:
+  dropout_node(std::shared_ptr<autograd::tensor_state> source, index_t n, std::uint64_t key, std::uint64_t threshold,
+               T q)
+      : node("dropout"), n_(n), key_(key), threshold_(threshold), q_(q) {
+    inputs.push_back(std::move(source));
+  }
+
+  void backward(autograd::tensor_state const& out) override {
+    auto dx = std::make_shared<cpu::storage<T>>(n_);
+    backends::cpu::kernels<T>().dropout(static_cast<T const*>(out.grad_data), dx->data(), n_, key_, threshold_, q_);
+    autograd::add_gradient<cpu, T>(*inputs.front(), std::move(dx), n_);
+  }
+
+ private:
+  index_t n_;
+  std::uint64_t key_, threshold_;
+  T q_;
+};
 
 }  // namespace detail
 
@@ -50,9 +83,13 @@ auto bernoulli_like(generator& gen, double p, std::array<index_t, R> const& ext,
 /// identity.
 ///
 /// Starts in training mode, as PyTorch modules do.  The mask is drawn from
-/// the module's own generator, so a seed fixes the masks of a run; it is
-/// drawn on the host and moved to the input's backend, so a seed gives the
-/// same masks on every backend.
+/// the module's own generator, so a seed fixes the masks of a run: each
+/// call takes one 64-bit key from it, and element i is kept when Philox's
+/// word for i under that key is below (1 - p) 2^32 (kernel/philox.hpp, as
+/// PyTorch's CUDA dropout draws).  On the CPU one pass applies it (and the
+/// same pass, the mask computed again, the gradient), in parallel; other
+/// backends get the same mask made on the host, so a seed gives the same
+/// masks on every backend and whatever the thread count.
 class dropout : public module<dropout> {
  public:
   /// Drops with probability @p p, in [0, 1) (`value_error` otherwise),
@@ -84,11 +121,25 @@ class dropout : public module<dropout> {
       static_assert(std::is_floating_point_v<typename result_type::value_type>,
                     "dimtensor: dropout needs a floating-point tensor; cast it first, e.g. cast<float>(x)");
       if (!is_training() || p_ == 0) return result_type(dimtensor::eval(x));
-      auto const xt = dimtensor::eval(x);
       using T = typename result_type::value_type;
-      auto const mask = detail::bernoulli_like<typename result_type::backend, T, typename result_type::specs>(
-          gen_, 1.0 - p_, xt.extents(), std::make_index_sequence<result_type::rank>{});
-      return result_type(xt * mask / static_cast<T>(1.0 - p_));
+      using B = typename result_type::backend;
+      std::uint64_t const key = gen_.next_u64();
+      std::uint64_t const threshold = kernel::keep_threshold(1.0 - p_);
+      T const q = static_cast<T>(1.0 - p_);
+      if constexpr (std::is_same_v<B, cpu> && backends::cpu::has_level_kernels<T>) {
+        result_type const xt = result_type(dimtensor::eval(x)).contiguous();
+        result_type y(uninitialized, xt.extents());
+        backends::cpu::kernels<T>().dropout(xt.data(), y.data(), xt.size(), key, threshold, q);
+        if (autograd::should_record(xt)) {
+          y.attach_grad_fn(std::make_shared<detail::dropout_node<T>>(xt.grad_state(), xt.size(), key, threshold, q));
+        }
+        return y;
+      } else {
+        auto const xt = dimtensor::eval(x);
+        auto const mask = detail::dropout_mask_like<B, T, typename result_type::specs>(
+            key, threshold, xt.extents(), std::make_index_sequence<result_type::rank>{});
+        return result_type(xt * mask / q);
+      }
     }
   }
 

@@ -1,4 +1,6 @@
 #include <catch2/catch.hpp>
+
+#include <vector>
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/nn/dropout.hpp>
 
@@ -67,6 +69,31 @@ TEST_CASE("dropout: same seed, same mask", "[nn]") {
     }
   CHECK(same);
   CHECK(differs);
+}
+
+TEST_CASE("dropout: the mask is Philox's, the same on one thread and two, and the gradient takes it", "[nn]") {
+  dt::tensor<float, Batch, Feat> x(dt::tensor<float, Batch, Feat>::extents_type{300, 500});
+  for (dt::index_t i = 0; i < x.size(); ++i) x.data()[i] = 0.5f + static_cast<float>(i % 13);
+  dt::tensor<float, Batch, Feat> g(x.extents());
+  for (dt::index_t i = 0; i < g.size(); ++i) g.data()[i] = 1.0f + static_cast<float>(i % 7);
+  std::vector<std::vector<float>> runs;
+  for (int threads : {1, 2}) {
+    dt::set_num_threads(threads);
+    dt::nn::dropout d(0.25, 77);
+    dt::generator keys(77);
+    std::uint64_t const key = keys.next_u64();  // the key of the module's first call
+    auto xr = x.detach().requires_grad_();
+    auto const y = d(xr);
+    y.backward(g);
+    for (dt::index_t i = 0; i < x.size(); ++i) {
+      bool const kept = dt::kernel::dropout_keeps(i, key, dt::kernel::keep_threshold(0.75));
+      REQUIRE(y.data()[i] == (kept ? x.data()[i] / 0.75f : 0.0f));
+      REQUIRE(xr.grad().data()[i] == (kept ? g.data()[i] / 0.75f : 0.0f));
+    }
+    runs.emplace_back(y.data(), y.data() + y.size());
+  }
+  dt::set_num_threads(0);
+  CHECK(runs[0] == runs[1]);
 }
 
 }  // namespace dropout_test

@@ -64,7 +64,7 @@ isa_level isa_active();
 /// value and an operand's gradient over dense buffers of n elements, the
 /// step's autograd::op_code as an int; autograd/program.hpp), a whole
 /// program's backward pass (kernel/program.hpp), layer normalization
-/// (backends/cpu/layer_norm.hpp) and the fused
+/// (backends/cpu/layer_norm.hpp), dropout (kernel/philox.hpp) and the fused
 /// attention kernels
 /// (backends/cpu/attention.hpp), with those headers' arguments.
 template <class T>
@@ -103,6 +103,8 @@ struct level_kernels {
   void (*layer_norm)(T const*, T const*, T const*, T*, T*, T*, index_t, index_t, T);
   /// Its backward pass: (x, w, mean, rstd, g, dx, dw, db, rows, n); dx, dw and db may be null.
   void (*layer_norm_backward)(T const*, T const*, T const*, T const*, T const*, T*, T*, T*, index_t, index_t);
+  /// Dropout's mask applied (kernel/philox.hpp): (in, out, n, key, threshold, q).
+  void (*dropout)(T const*, T*, index_t, std::uint64_t, std::uint64_t, T);
   /// Fused scaled dot-product attention, forward.
   void (*attention_forward)(kernel::attention_problem<T> const&, kernel::attention_operand<T> const&, T*, T*);
   /// Its backward pass.
