@@ -30,6 +30,15 @@
 // is what the model, its optimizer state and one epoch's activations and
 // gradients took.
 //
+// DIMTENSOR_BENCH_INPUTS=DIR writes, before timing, what the PyTorch 2 peer
+// (benchmarks/peers/torch2_translation.py) needs to run the same: under
+// DIR/translation/, the epoch's batches (X_<k>, X_valid_len_<k>, Y_<k>,
+// Y_valid_len_<k>), the sentence (src, src_valid_len), <bos> and <eos>, and
+// per model (bahdanau, transformer, and their decoding copies) the first
+// weights under <model>/params/ with, for the check, the eval-mode loss of
+// the first batch, the gradient of decoder.dense.weight, and the decoded
+// tokens.
+//
 // The ratios at the end are libtorch time / dimtensor time (ratio_reporter.hpp).
 
 #include <benchmark/benchmark.h>
@@ -50,8 +59,12 @@
 #include <string>
 #include <vector>
 
+#include <filesystem>
+
 #include <dimtensor/data.hpp>
 #include <dimtensor/dimtensor.hpp>
+#include <dimtensor/io/npy.hpp>
+#include <dimtensor/io/state_dict.hpp>
 #include <dimtensor/nn/init.hpp>
 #include <dimtensor/nn/seq2seq.hpp>
 #include <dimtensor/nn/transformer.hpp>
@@ -721,6 +734,53 @@ bool results_agree() {
 }
 
 // ---------------------------------------------------------------------------
+// The inputs of the PyTorch 2 peer (DIMTENSOR_BENCH_INPUTS).
+
+template <class T>
+dt::tensor<std::int64_t, Batch> scalar_column(std::vector<T> const& values) {
+  dt::tensor<std::int64_t, Batch> t(dt::tensor<std::int64_t, Batch>::extents_type{
+      static_cast<dt::index_t>(values.size())});
+  for (std::size_t i = 0; i < values.size(); ++i) t.data()[i] = static_cast<std::int64_t>(values[i]);
+  return t;
+}
+
+/// A model's first weights, and what the peer checks: the eval-mode loss of
+/// the first batch, the gradient of decoder.dense.weight and the decoded tokens.
+template <class Net>
+void write_model(std::filesystem::path const& dir, Net net) {
+  auto const& c = corpus::get();
+  nn::save_parameters(net, dir / "params");
+  net.eval();
+  nn::zero_grad(net);
+  auto const l = dt::eval(batch_loss(net, c.batches.front(), c.bos));
+  l.backward();
+  dt::save_npy(dir / "loss.npy", l);
+  dt::save_npy(dir / "grad_dense.npy", net.decoder.dense.weight.grad());
+  dt::save_npy(dir / "tokens.npy", scalar_column(dimtensor_decode(net)));
+}
+
+void write_inputs(std::filesystem::path const& root) {
+  auto const dir = root / "translation";
+  auto const& c = corpus::get();
+  std::filesystem::create_directories(dir);
+  for (std::size_t k = 0; k < c.batches.size(); ++k) {
+    std::string const n = std::to_string(k);
+    dt::save_npy(dir / ("X_" + n + ".npy"), c.batches[k].X);
+    dt::save_npy(dir / ("X_valid_len_" + n + ".npy"), c.batches[k].X_valid_len);
+    dt::save_npy(dir / ("Y_" + n + ".npy"), c.batches[k].Y);
+    dt::save_npy(dir / ("Y_valid_len_" + n + ".npy"), c.batches[k].Y_valid_len);
+  }
+  dt::save_npy(dir / "src.npy", scalar_column(c.src));
+  dt::save_npy(dir / "meta.npy", scalar_column(std::vector<std::int64_t>{
+                                     c.src_valid_len, c.bos, c.eos, c.src_count(), c.tgt_count(),
+                                     static_cast<std::int64_t>(num_steps), static_cast<std::int64_t>(c.batches.size())}));
+  write_model(dir / "bahdanau", initialized(make_bahdanau, 1));
+  write_model(dir / "bahdanau_decoding", initialized(make_bahdanau, 2));
+  write_model(dir / "transformer", initialized(make_transformer, 3));
+  write_model(dir / "transformer_decoding", initialized(make_transformer, 4));
+}
+
+// ---------------------------------------------------------------------------
 // Peak memory of one training epoch, each library and model in a child process.
 
 long status_kb(char const* field) {
@@ -808,6 +868,7 @@ int main(int argc, char** argv) {
       threads = std::atoi(env);
     }
     measure_memory(threads);
+    if (char const* dir = std::getenv("DIMTENSOR_BENCH_INPUTS")) write_inputs(dir);
   }
   dimtensor_bench::register_timed("dimtensor/train_bahdanau", dimtensor_train_bahdanau);
   dimtensor_bench::register_timed("dimtensor/train_transformer", dimtensor_train_transformer);

@@ -185,6 +185,8 @@ def encoder_cases(Encoder, folder, name, config, args, result):
         except Exception as e:  # noqa: BLE001 - the reason goes into the report
             result["errors"].append("torch.compile of %s: %s" % (name, str(e).splitlines()[0][:200]))
     for case, fn in cases:
+        if args.only and case != args.only:
+            continue
         ms, n = median_ms(fn, args.min_time, runs)
         result["cases"][case] = {"ms": ms, "runs": n}
 
@@ -214,6 +216,8 @@ def activation_cases(args, result):
         if not err <= 1e-4:
             result["errors"].append("%s: PyTorch and dimtensor differ by %g" % (name, err))
             continue
+        if args.only and name + "_fwdbwd" != args.only:
+            continue
         ms, n = median_ms(run, args.min_time, args.min_runs)
         result["cases"][name + "_fwdbwd"] = {"ms": ms, "runs": n}
 
@@ -225,6 +229,7 @@ def main():
     parser.add_argument("--min-time", type=float, default=1.0, help="seconds per case")
     parser.add_argument("--min-runs", type=int, default=5, help="timed runs per case, at least (1 for bert-base)")
     parser.add_argument("--no-compile", dest="compile", action="store_false", help="leave out torch.compile")
+    parser.add_argument("--only", help="time this case alone (for a profile)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.ones(8).sum()  # the CPU capability is fixed here, before anything else is imported
@@ -240,9 +245,10 @@ def main():
     }
     configs = {"encoder_small": (64, 256, 4, 2), "encoder_base": (768, 3072, 12, 12)}
     for name, config in configs.items():
-        if os.path.isdir(os.path.join(args.inputs, name)):
+        if os.path.isdir(os.path.join(args.inputs, name)) and (not args.only or name in args.only):
             encoder_cases(Encoder, args.inputs, name, config, args, result)
-    activation_cases(args, result)
+    if not args.only or "encoder" not in args.only:
+        activation_cases(args, result)
     print(json.dumps(result, indent=1))
     return 0
 

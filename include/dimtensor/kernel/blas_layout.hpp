@@ -12,24 +12,39 @@
 namespace dimtensor::kernel {
 
 /// @brief One operand of a batched matrix product: element (b, r, c) is
-/// `data[b * batch_stride + r * row_stride + c * col_stride]`.  Strides are in
-/// elements and may be anything (a transposed or sliced view as it is).
+/// `data[offset(b) + r * row_stride + c * col_stride]`, offset(b) =
+/// `b * batch_stride`.  Strides are in elements and may be anything (a
+/// transposed or sliced view as it is).
+///
+/// The CPU's product also takes a batch of two levels (`batch_inner` > 0):
+/// offset(b) = `(b / batch_inner) * outer_stride + (b % batch_inner) *
+/// batch_stride`, as [Batch, Steps, Heads, Feat] reads its (Batch, Heads)
+/// matrices in place; other backends get one level only.
 template <class T>
 struct strided_matrix {
   /// Element (0, 0, 0).
   T* data;
-  /// Distance between consecutive matrices of the batch.
+  /// Distance between consecutive matrices of the batch (of its inner level).
   index_t batch_stride;
   /// Distance between consecutive rows.
   index_t row_stride;
   /// Distance between consecutive columns.
   index_t col_stride;
+  /// The matrices of the batch's inner level (0: the batch has one level).
+  index_t batch_inner = 0;
+  /// Distance between consecutive entries of the batch's outer level.
+  index_t outer_stride = 0;
+
+  /// The first element of matrix @p b.
+  constexpr index_t offset(index_t b) const noexcept {
+    return batch_inner == 0 ? b * batch_stride : (b / batch_inner) * outer_stride + (b % batch_inner) * batch_stride;
+  }
 };
 
 /// The same matrices, transposed (rows and columns swapped; no copy).
 template <class T>
 constexpr strided_matrix<T> transposed(strided_matrix<T> const& m) noexcept {
-  return {m.data, m.batch_stride, m.col_stride, m.row_stride};
+  return {m.data, m.batch_stride, m.col_stride, m.row_stride, m.batch_inner, m.outer_stride};
 }
 
 /// @brief How BLAS sees one row-major matrix of rows x cols: as it is

@@ -8,7 +8,7 @@
 ///
 /// Dropout draws its keep-mask with it: element i of a call keyed k is kept
 /// when word i mod 4 of philox(counter = i / 4, k) is below the keep
-/// probability times 2^32.  The mask is the same whatever the thread count,
+/// probability times 2^32, and multiplied by 1 / (1 - p); a dropped one by 0.  The mask is the same whatever the thread count,
 /// the instruction set or the backend.
 
 #include <array>
@@ -42,39 +42,27 @@ inline std::uint64_t keep_threshold(double keep) {
   return keep >= 1 ? (std::uint64_t{1} << 32) : static_cast<std::uint64_t>(keep * 4294967296.0);
 }
 
+/// Whether a word @p w is below @p threshold (at most 2^32: every word).
+DIMTENSOR_ALWAYS_INLINE DIMTENSOR_HOST_DEVICE inline bool below(std::uint32_t w, std::uint64_t threshold) {
+  return static_cast<std::uint64_t>(w) < threshold;
+}
+
 /// Whether element @p i is kept under @p key and @p threshold.
 DIMTENSOR_HOST_DEVICE inline bool dropout_keeps(index_t i, std::uint64_t key, std::uint64_t threshold) {
   auto const group = static_cast<std::uint64_t>(i) >> 2;
   philox_words const w = philox4x32({static_cast<std::uint32_t>(group), static_cast<std::uint32_t>(group >> 32), 0u, 0u},
                                     static_cast<std::uint32_t>(key), static_cast<std::uint32_t>(key >> 32));
-  return static_cast<std::uint64_t>(w[static_cast<std::size_t>(i & 3)]) < threshold;
+  return below(w[static_cast<std::size_t>(i & 3)], threshold);
 }
 
-/// @brief out[i] = in[i] m_i / q for i in [first, last), m_i 1 where
+/// @brief out[i] = in[i] m_i for i in [first, last), m_i @p scale where
 /// element i is kept under @p key and @p threshold (dropout_keeps), else 0:
-/// one Philox call per four elements.
+/// one Philox call per element (the CPU runtime's kernel computes eight
+/// at once, src/cpu/kernels.inl, with the same result).
 template <class T>
 DIMTENSOR_HOST_DEVICE inline void dropout_range(T const* in, T* out, index_t first, index_t last, std::uint64_t key,
-                                                std::uint64_t threshold, T q) {
-  index_t const g0 = (first + 3) / 4;
-  index_t const g1 = last / 4;
-  if (g1 <= g0) {
-    for (index_t i = first; i < last; ++i) out[i] = in[i] * (dropout_keeps(i, key, threshold) ? T(1) : T(0)) / q;
-    return;
-  }
-  for (index_t i = first; i < 4 * g0; ++i) out[i] = in[i] * (dropout_keeps(i, key, threshold) ? T(1) : T(0)) / q;
-  auto const k0 = static_cast<std::uint32_t>(key);
-  auto const k1 = static_cast<std::uint32_t>(key >> 32);
-  for (index_t g = g0; g < g1; ++g) {
-    auto const u = static_cast<std::uint64_t>(g);
-    philox_words const w =
-        philox4x32({static_cast<std::uint32_t>(u), static_cast<std::uint32_t>(u >> 32), 0u, 0u}, k0, k1);
-    for (std::size_t j = 0; j < 4; ++j) {
-      index_t const i = 4 * g + static_cast<index_t>(j);
-      out[i] = in[i] * (static_cast<std::uint64_t>(w[j]) < threshold ? T(1) : T(0)) / q;
-    }
-  }
-  for (index_t i = 4 * g1; i < last; ++i) out[i] = in[i] * (dropout_keeps(i, key, threshold) ? T(1) : T(0)) / q;
+                                                std::uint64_t threshold, T scale) {
+  for (index_t i = first; i < last; ++i) out[i] = in[i] * (dropout_keeps(i, key, threshold) ? scale : T(0));
 }
 
 }  // namespace dimtensor::kernel

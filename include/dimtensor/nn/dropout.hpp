@@ -41,15 +41,15 @@ auto named_extent_of(index_t n) {
   }
 }
 
-/// @brief Dropout's keep-mask (1 kept, 0 dropped) of the dims and extents of
-/// a tensor of specs L, on @p Backend, under @p key and @p threshold
-/// (kernel::dropout_keeps): made on the host, the same mask as the CPU's
-/// kernel applies.
+/// @brief Dropout's scaled keep-mask (@p scale kept, 0 dropped) of the dims
+/// and extents of a tensor of specs L, on @p Backend, under @p key and
+/// @p threshold (kernel::dropout_keeps): made on the host, the same mask as
+/// the CPU's kernel applies.
 template <class Backend, class T, class L, std::size_t R, std::size_t... I>
-auto dropout_mask_like(std::uint64_t key, std::uint64_t threshold, std::array<index_t, R> const& ext,
+auto dropout_mask_like(std::uint64_t key, std::uint64_t threshold, T scale, std::array<index_t, R> const& ext,
                        std::index_sequence<I...>) {
   auto mask = empty<T>(named_extent_of<boost::mp11::mp_at_c<L, I>>(ext[I])...);
-  for (index_t i = 0; i < mask.size(); ++i) mask.data()[i] = kernel::dropout_keeps(i, key, threshold) ? T(1) : T(0);
+  for (index_t i = 0; i < mask.size(); ++i) mask.data()[i] = kernel::dropout_keeps(i, key, threshold) ? scale : T(0);
   return dimtensor::to<Backend>(mask);
 }
 
@@ -59,21 +59,21 @@ template <class T>
 class dropout_node final : public autograd::node {
  public:
   dropout_node(std::shared_ptr<autograd::tensor_state> source, index_t n, std::uint64_t key, std::uint64_t threshold,
-               T q)
-      : node("dropout"), n_(n), key_(key), threshold_(threshold), q_(q) {
+               T scale)
+      : node("dropout"), n_(n), key_(key), threshold_(threshold), scale_(scale) {
     inputs.push_back(std::move(source));
   }
 
   void backward(autograd::tensor_state const& out) override {
     auto dx = std::make_shared<cpu::storage<T>>(n_);
-    backends::cpu::kernels<T>().dropout(static_cast<T const*>(out.grad_data), dx->data(), n_, key_, threshold_, q_);
+    backends::cpu::kernels<T>().dropout(static_cast<T const*>(out.grad_data), dx->data(), n_, key_, threshold_, scale_);
     autograd::add_gradient<cpu, T>(*inputs.front(), std::move(dx), n_);
   }
 
  private:
   index_t n_;
   std::uint64_t key_, threshold_;
-  T q_;
+  T scale_;
 };
 
 }  // namespace detail
@@ -108,7 +108,7 @@ class dropout : public module<dropout> {
   generator& gen() noexcept { return gen_; }
 
   /// @brief @p x unchanged in eval mode or when p == 0, else
-  /// x · mask / (1 - p) with a bernoulli(1 - p) keep-mask of x's dims;
+  /// x · mask with mask 1 / (1 - p) where kept (probability 1 - p), else 0;
   /// evaluated as a tensor of x's type.  Differentiable: the gradient is
   /// g · mask / (1 - p) (the same mask), and g itself in eval mode.
   template <class X>
@@ -125,20 +125,20 @@ class dropout : public module<dropout> {
       using B = typename result_type::backend;
       std::uint64_t const key = gen_.next_u64();
       std::uint64_t const threshold = kernel::keep_threshold(1.0 - p_);
-      T const q = static_cast<T>(1.0 - p_);
+      T const scale = static_cast<T>(1.0 / (1.0 - p_));
       if constexpr (std::is_same_v<B, cpu> && backends::cpu::has_level_kernels<T>) {
         result_type const xt = result_type(dimtensor::eval(x)).contiguous();
         result_type y(uninitialized, xt.extents());
-        backends::cpu::kernels<T>().dropout(xt.data(), y.data(), xt.size(), key, threshold, q);
+        backends::cpu::kernels<T>().dropout(xt.data(), y.data(), xt.size(), key, threshold, scale);
         if (autograd::should_record(xt)) {
-          y.attach_grad_fn(std::make_shared<detail::dropout_node<T>>(xt.grad_state(), xt.size(), key, threshold, q));
+          y.attach_grad_fn(std::make_shared<detail::dropout_node<T>>(xt.grad_state(), xt.size(), key, threshold, scale));
         }
         return y;
       } else {
         auto const xt = dimtensor::eval(x);
         auto const mask = detail::dropout_mask_like<B, T, typename result_type::specs>(
-            key, threshold, xt.extents(), std::make_index_sequence<result_type::rank>{});
-        return result_type(xt * mask / q);
+            key, threshold, scale, xt.extents(), std::make_index_sequence<result_type::rank>{});
+        return result_type(xt * mask);
       }
     }
   }

@@ -197,8 +197,38 @@ void copy_permuted(T* dst, T const* src, kernel::layout const& l, kernel::positi
   backend_strided_copy(Backend{}, dst, row_major_strides(pext), src, pstr, pext);
 }
 
+/// The batch dims at @p pos as two levels, outer and inner, each read with
+/// one stride, where one split of them allows it.
+struct batch_levels {
+  bool ok = false;
+  index_t inner = 0;
+  index_t inner_stride = 0;
+  index_t outer_stride = 0;
+};
+
+inline batch_levels split_batch(kernel::positions const& pos, kernel::layout const& l) {
+  for (std::size_t split = 1; split < pos.size; ++split) {
+    kernel::positions outer, inner;
+    for (std::size_t i = 0; i < pos.size; ++i) {
+      kernel::positions& part = i < split ? outer : inner;
+      part.at[part.size++] = pos.at[i];
+    }
+    dim_group const o = merge_dims(outer, l);
+    dim_group const in = merge_dims(inner, l);
+    if (o.ok && in.ok) return {true, in.extent, in.stride, o.stride};
+  }
+  return {};
+}
+
+/// Whether Backend's batched product takes a batch of two levels
+/// (kernel::strided_matrix): the CPU's does.
+template <class Backend>
+inline constexpr bool two_level_batches = std::is_same_v<Backend, cpu>;
+
 /// One operand read as a batch of matrices: its groups and, when they did
-/// not merge, the contiguous copy they are read from.
+/// not merge, the contiguous copy they are read from.  On the CPU a batch
+/// whose dims merge into two groups, not one ([Batch, Steps, Heads, Feat]
+/// read as (Batch, Heads) matrices of [Steps, Feat]), is read in place.
 template <class Backend, class T>
 struct matrix_operand {
   using storage_type = typename Backend::template storage<T>;
@@ -210,6 +240,15 @@ struct matrix_operand {
     dim_group b = merge_dims(batch, l);
     dim_group r = merge_dims(rows, l);
     dim_group c = merge_dims(cols, l);
+    if constexpr (two_level_batches<Backend>) {
+      if (!b.ok && r.ok && c.ok) {
+        batch_levels const s = split_batch(batch, l);
+        if (s.ok) {
+          view = {data, s.inner_stride, r.stride, c.stride, s.inner, s.outer_stride};
+          return;
+        }
+      }
+    }
     if (!(b.ok && r.ok && c.ok)) {
       copy = std::make_shared<storage_type>(b.extent * r.extent * c.extent);
       copy_permuted<Backend>(copy->data(), data, l, concat_positions(batch, rows, cols));
@@ -256,6 +295,16 @@ void batched_product(T const* a, kernel::layout const& la, kernel::positions con
     backend_gemm_batched(Backend{}, batch, m, n, k, ma.view, mb.view,
                          kernel::strided_matrix<T>{c, cb.stride, cr.stride, cc.stride});
     return;
+  }
+  if constexpr (two_level_batches<Backend>) {
+    if (cr.ok && cc.ok) {
+      batch_levels const s = split_batch(c_batch, lc);
+      if (s.ok) {
+        backend_gemm_batched(Backend{}, batch, m, n, k, ma.view, mb.view,
+                             kernel::strided_matrix<T>{c, s.inner_stride, cr.stride, cc.stride, s.inner, s.outer_stride});
+        return;
+      }
+    }
   }
   // C's order interleaves batch and free dims so that they cannot be
   // written with one stride each: compute [batch…, rows…, cols…]

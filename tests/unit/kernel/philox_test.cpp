@@ -38,10 +38,10 @@ TEST_CASE("dropout's mask: word i mod 4 of counter i / 4, kept below the thresho
   for (std::size_t i = 0; i < in.size(); ++i) in[i] = 1.0 + static_cast<double>(i);
   for (auto [first, last] : {std::pair<dt::index_t, dt::index_t>{0, 1003}, {1, 2}, {2, 9}, {5, 1000}, {7, 7}}) {
     std::fill(out.begin(), out.end(), -1.0);
-    kernel::dropout_range(in.data(), out.data(), first, last, key, threshold, 0.7);
+    kernel::dropout_range(in.data(), out.data(), first, last, key, threshold, 2.5);
     for (dt::index_t i = 0; i < 1003; ++i) {
       double const want = i < first || i >= last ? -1.0
-                          : kernel::dropout_keeps(i, key, threshold) ? in[static_cast<std::size_t>(i)] / 0.7
+                          : kernel::dropout_keeps(i, key, threshold) ? in[static_cast<std::size_t>(i)] * 2.5
                                                                       : 0.0;
       CHECK(out[static_cast<std::size_t>(i)] == want);
     }

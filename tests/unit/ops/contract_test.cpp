@@ -195,6 +195,54 @@ TEMPLATE_TEST_CASE("contract: layouts the lowering must copy or permute", "[cont
       }
     }
   }
+  SECTION("batch dims apart, [Batch, Steps, Heads, Feat] as multi-head attention keeps them: read and written in place") {
+    auto a = dt::empty<TestType>(Batch(2), Queries(4), Heads(3), Hidden(5));
+    auto b = dt::empty<TestType>(Batch(2), KVPairs(6), Heads(3), Hidden(5));
+    fill_random(a, 13);
+    fill_random(b, 14);
+    auto const r = dt::contract<Hidden>(a, b);
+    STATIC_REQUIRE(std::is_same_v<decltype(r), tensor<TestType, Batch, Queries, Heads, KVPairs> const>);
+    // and its gradients, through the same products: of sum(r * g)
+    auto ar = a.detach().requires_grad_();
+    auto br = b.detach().requires_grad_();
+    auto g = dt::empty<TestType>(Batch(2), Queries(4), Heads(3), KVPairs(6));
+    fill_random(g, 15);
+    dt::contract<Hidden>(ar, br).backward(g);
+    for (index_t x = 0; x < 2; ++x) {
+      for (index_t h = 0; h < 3; ++h) {
+        for (index_t q = 0; q < 4; ++q) {
+          for (index_t k = 0; k < 6; ++k) {
+            long double want = 0;
+            for (index_t d = 0; d < 5; ++d) {
+              want += static_cast<long double>(a(Batch(x), Queries(q), Heads(h), Hidden(d))) *
+                      b(Batch(x), KVPairs(k), Heads(h), Hidden(d));
+            }
+            check_value(r(Batch(x), Queries(q), Heads(h), KVPairs(k)), want);
+          }
+        }
+        for (index_t q = 0; q < 4; ++q) {
+          for (index_t d = 0; d < 5; ++d) {
+            long double want = 0;  // d/da = Σ_k g b
+            for (index_t k = 0; k < 6; ++k) {
+              want += static_cast<long double>(g(Batch(x), Queries(q), Heads(h), KVPairs(k))) *
+                      b(Batch(x), KVPairs(k), Heads(h), Hidden(d));
+            }
+            check_value(ar.grad()(Batch(x), Queries(q), Heads(h), Hidden(d)), want);
+          }
+        }
+        for (index_t k = 0; k < 6; ++k) {
+          for (index_t d = 0; d < 5; ++d) {
+            long double want = 0;  // d/db = Σ_q g a
+            for (index_t q = 0; q < 4; ++q) {
+              want += static_cast<long double>(g(Batch(x), Queries(q), Heads(h), KVPairs(k))) *
+                      a(Batch(x), Queries(q), Heads(h), Hidden(d));
+            }
+            check_value(br.grad()(Batch(x), KVPairs(k), Heads(h), Hidden(d)), want);
+          }
+        }
+      }
+    }
+  }
   SECTION("views as operands: permuted and transposed") {
     auto store = dt::empty<TestType>(Hidden(5), Queries(4), Batch(2));
     fill_random(store, 11);

@@ -103,7 +103,7 @@ struct level_kernels {
   void (*layer_norm)(T const*, T const*, T const*, T*, T*, T*, index_t, index_t, T);
   /// Its backward pass: (x, w, mean, rstd, g, dx, dw, db, rows, n); dx, dw and db may be null.
   void (*layer_norm_backward)(T const*, T const*, T const*, T const*, T const*, T*, T*, T*, index_t, index_t);
-  /// Dropout's mask applied (kernel/philox.hpp): (in, out, n, key, threshold, q).
+  /// Dropout's mask applied (kernel/philox.hpp): (in, out, n, key, threshold, scale).
   void (*dropout)(T const*, T*, index_t, std::uint64_t, std::uint64_t, T);
   /// Fused scaled dot-product attention, forward.
   void (*attention_forward)(kernel::attention_problem<T> const&, kernel::attention_operand<T> const&, T*, T*);

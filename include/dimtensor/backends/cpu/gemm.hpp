@@ -72,7 +72,7 @@ template <class T>
 void fill_zero(index_t batch, index_t m, index_t n, strided_matrix<T> c) {
   for (index_t b = 0; b < batch; ++b) {
     for (index_t i = 0; i < m; ++i) {
-      T* row = c.data + b * c.batch_stride + i * c.row_stride;
+      T* row = c.data + c.offset(b) + i * c.row_stride;
       for (index_t j = 0; j < n; ++j) row[j * c.col_stride] = T(0);
     }
   }
@@ -107,9 +107,9 @@ void gemm_reference(index_t batch, index_t m, index_t n, index_t k, strided_matr
       index_t const bi = task / row_blocks;
       index_t const i0 = (task % row_blocks) * ref_rows;
       index_t const rows = std::min(ref_rows, m - i0);
-      T const* const ab = a.data + bi * a.batch_stride;
-      T const* const bb = b.data + bi * b.batch_stride;
-      T* const cb = c.data + bi * c.batch_stride;
+      T const* const ab = a.data + a.offset(bi);
+      T const* const bb = b.data + b.offset(bi);
+      T* const cb = c.data + c.offset(bi);
       for (index_t j0 = 0; j0 < n; j0 += ref_cols) {
         index_t const cols = std::min(ref_cols, n - j0);
         for (index_t x = 0; x < rows * ref_cols; ++x) acc[x] = T(0);
@@ -174,7 +174,7 @@ strided_matrix<T const> pack(index_t batch, index_t rows, index_t cols, strided_
     for (index_t t = begin; t < end; ++t) {
       index_t const bi = t / rows;
       index_t const r = t % rows;
-      T const* in = src.data + bi * src.batch_stride + r * src.row_stride;
+      T const* in = src.data + src.offset(bi) + r * src.row_stride;
       T* out = dst + t * cols;
       for (index_t j = 0; j < cols; ++j) out[j] = in[j * src.col_stride];
     }
@@ -206,7 +206,7 @@ void gemm_blas(index_t batch, index_t m, index_t n, index_t k, strided_matrix<T 
     gemm_blas<T>(batch, m, n, k, a, b, {tmp.data(), m * n, n, 1});
     parallel_for(batch * m, n, [&](index_t begin, index_t end) {
       for (index_t t = begin; t < end; ++t) {
-        T* out = c.data + (t / m) * c.batch_stride + (t % m) * c.row_stride;
+        T* out = c.data + c.offset(t / m) + (t % m) * c.row_stride;
         T const* in = tmp.data() + t * n;
         for (index_t j = 0; j < n; ++j) out[j * c.col_stride] = in[j];
       }
@@ -252,9 +252,9 @@ void gemm_blas(index_t batch, index_t m, index_t n, index_t k, strided_matrix<T 
       index_t const first = (task % blocks) * block;
       index_t const count = std::min(block, side - first);
       if (count <= 0) continue;
-      T const* pa = a.data + bi * a.batch_stride + (by_rows ? first * a.row_stride : 0);
-      T const* pb = b.data + bi * b.batch_stride + (by_rows ? 0 : first * b.col_stride);
-      T* pc = c.data + bi * c.batch_stride + (by_rows ? first * c.row_stride : first * c.col_stride);
+      T const* pa = a.data + a.offset(bi) + (by_rows ? first * a.row_stride : 0);
+      T const* pb = b.data + b.offset(bi) + (by_rows ? 0 : first * b.col_stride);
+      T* pc = c.data + c.offset(bi) + (by_rows ? first * c.row_stride : first * c.col_stride);
       detail::blas_gemm<T>(av.trans, bv.trans, by_rows ? count : m, by_rows ? n : count, k, pa, av.ld, pb, bv.ld,
                            pc, cv.ld);
     }
