@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Runs the attention suite and writes docs/performance.md.
+"""Runs the attention suite and the whole-model benchmarks and writes docs/performance.md.
 
     python3 scripts/performance.py --bench build/release/benchmarks/bench_suite_bench \\
-        --python /path/to/venv/bin/python
+        --model-bench build/release/benchmarks/bench_model_bench \\
+        --model-bench-native build/native/benchmarks/bench_model_bench \\
+        --python /path/to/venv/bin/python --profile
 
 runs bench_suite_bench (dimtensor, and libtorch 1.13 when it was built with
 it) and benchmarks/peers/torch2_bench.py (PyTorch 2 from PyPI, run by the
@@ -24,6 +26,16 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEER = os.path.join(ROOT, "benchmarks", "peers", "torch2_bench.py")
+MODEL_PEER = os.path.join(ROOT, "benchmarks", "peers", "torch2_models.py")
+JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+
+
+def machine_env():
+    """The variables scripts/env.sh sets for this machine (OPENBLAS_CORETYPE among them)."""
+    out = subprocess.run(["bash", "-c", "source '%s' >/dev/null 2>&1; env -0" % os.path.join(ROOT, "scripts", "env.sh")],
+                         check=True, capture_output=True, text=True).stdout
+    env = dict(item.split("=", 1) for item in out.split("\0") if "=" in item)
+    return {k: v for k, v in env.items() if k.startswith(("OPENBLAS", "OMP", "GOTO", "MKL"))}
 SWEEP = [128, 256, 512, 1024, 2048, 4096, 8192]
 
 
@@ -125,6 +137,229 @@ def svg_plot(path, sweep):
         f.write("\n".join(parts) + "\n")
 
 
+def model_bench_times(bench, threads, min_time, inputs, which):
+    env = {"DIMTENSOR_BENCH_THREADS": str(threads), "DIMTENSOR_BENCH_MODELS": which}
+    if inputs:
+        env["DIMTENSOR_BENCH_INPUTS"] = inputs
+    out = os.path.join(tempfile.mkdtemp(prefix="dimtensor-models-"), "bench.json")
+    run([bench, "--benchmark_out=" + out, "--benchmark_out_format=json", "--benchmark_min_time=%g" % min_time], env)
+    with open(out) as f:
+        data = json.load(f)
+    cases = {}
+    for b in data["benchmarks"]:
+        unit = {"ms": 1.0, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b.get("time_unit", "ms")]
+        cases[b["name"].replace("/real_time", "")] = b["real_time"] * unit
+    return data["context"], cases
+
+
+def model_peer_times(python, threads, min_time, inputs, allocator):
+    """The peer's times; torch.compile with the default allocator only."""
+    env = {"LD_PRELOAD": JEMALLOC} if allocator == "jemalloc" else {}
+    return json.loads(run([python, MODEL_PEER, "--inputs", inputs, "--threads", str(threads),
+                           "--min-time", str(min_time)] + ([] if allocator == "default" else ["--no-compile"]), env))
+
+
+def perf_top(cmd, env, count=8):
+    """The top entries (self time) of `perf report` for cmd, as (percent, symbol)."""
+    data = tempfile.mktemp(prefix="dimtensor-perf-")
+    run(["perf", "record", "-q", "-o", data, "--"] + cmd, env)
+    report = run(["perf", "report", "-i", data, "--no-children", "--stdio", "--percent-limit", "1"], env)
+    os.unlink(data)
+    top = []
+    for line in report.splitlines():
+        parts = line.split()
+        if not parts or parts[0].startswith("#") or not parts[0].endswith("%"):
+            continue
+        symbol = line.split("] ", 1)[1].strip() if "] " in line else parts[-1]
+        symbol = symbol.split("(")[0].split("<")[0][:90]
+        top.append((parts[0], "%s (%s)" % (symbol, parts[2])))
+        if len(top) == count:
+            break
+    return top
+
+
+TRANSLATION_PEER = os.path.join(ROOT, "benchmarks", "peers", "torch2_translation.py")
+
+
+def translation_section(args, threads, w):
+    """Runs the translation cases (training epochs, greedy decoding) and writes their section."""
+    inputs = tempfile.mkdtemp(prefix="dimtensor-translation-")
+    mine, native, peers = {}, {}, {}
+    for t in threads:
+        print("threads %d: dimtensor translation (default build)" % t, file=sys.stderr)
+        mine[t] = model_bench_times(args.translation_bench, t, args.min_time,
+                                    inputs if t == threads[0] else None, "all")[1]
+        if args.translation_bench_native:
+            print("threads %d: dimtensor translation (-march=native)" % t, file=sys.stderr)
+            native[t] = model_bench_times(args.translation_bench_native, t, args.min_time, None, "all")[1]
+        for allocator in ("default", "jemalloc"):
+            print("threads %d: PyTorch 2 translation (%s allocator)" % (t, allocator), file=sys.stderr)
+            env = {"LD_PRELOAD": JEMALLOC} if allocator == "jemalloc" else {}
+            peers[(t, allocator)] = json.loads(run([args.python, TRANSLATION_PEER, "--inputs", inputs, "--threads",
+                                                    str(t), "--min-time", str(args.min_time)]
+                                                   + ([] if allocator == "default" else ["--no-compile"]), env))
+    w("## Whole models: translation, training and greedy decoding")
+    w("")
+    w("bench_translation_bench against benchmarks/peers/torch2_translation.py: d2l's two translation models (Bahdanau: "
+      "embed 32, hidden 32, 2 GRU layers, additive attention; Transformer: hidden 32, 2 blocks, 4 heads, FFN 64), the "
+      "first 600 pairs of fra-eng less the held-out tenth, batches of 64, 10 steps.  One training epoch as d2l's "
+      "`train_seq2seq` (teacher forcing, MaskedSoftmaxCELoss summed, backward, gradients clipped to 1, Adam lr 0.005, "
+      "dropout 0.1), the same batches in the same order; greedy decoding of \"i'm home .\" (`predict_seq2seq`), "
+      "the time per sentence of 10 decoder steps on both sides, so the ratio is also the ratio per token.  The peer "
+      "loads dimtensor's first weights by their keys and checks the eval-mode loss and a gradient on the first batch "
+      "(1e-4) and the decoded tokens (the Transformer: the first token and the number of steps; from the second step "
+      "on d2l's decoder adds position 0's encoding to every step it decodes, dimtensor the step's own).  "
+      "PyTorch 2: d2l's code eager (default allocator and jemalloc) and with the model `torch.compile`'d.")
+    w("")
+    w("| case | threads | dimtensor ms | native ms | PyTorch 2 eager ms | ratio | jemalloc ms | ratio | "
+      "torch.compile ms | ratio |")
+    w("|---|---|---|---|---|---|---|---|---|---|")
+    pairs = {}
+    for case, label in (("train_bahdanau", "Bahdanau, one epoch"), ("train_transformer", "Transformer, one epoch"),
+                        ("decode_bahdanau", "Bahdanau, greedy decoding (10 steps)"),
+                        ("decode_transformer", "Transformer, greedy decoding (10 steps)")):
+        for t in threads:
+            m = mine[t].get("dimtensor/" + case)
+            n = native.get(t, {}).get("dimtensor/" + case)
+            row = "| %s | %d | %s | %s |" % (label, t, fmt_ms(m), fmt_ms(n))
+            for allocator in ("default", "jemalloc"):
+                p = peers[(t, allocator)]["cases"].get("d2l_" + case, {}).get("ms")
+                row += " %s | %s |" % (fmt_ms(p), ratio(p, m))
+                pairs.setdefault(case, []).append(("%dT %s" % (t, allocator), p / m if p and m else None))
+            p = peers[(t, "default")]["cases"].get("compiled_" + case, {}).get("ms")
+            row += " %s | %s |" % (fmt_ms(p), ratio(p, m))
+            if p:
+                pairs.setdefault(case, []).append(("%dT compiled" % t, p / m if m else None))
+            w(row)
+    w("")
+    w("Checks: " + "; ".join("%s: %s" % (k, ", ".join("%s %s" % (a, ("%.1e" % b) if isinstance(b, float) else b)
+                                                  for a, b in v.items()))
+                             for k, v in peers[(threads[0], "default")]["checks"].items()) + ".")
+    errors = sorted(set(e for p in peers.values() for e in p["errors"]))
+    if errors:
+        w("")
+        w("Reported by the peer: " + "; ".join(errors) + ".")
+    w("")
+    return pairs
+
+
+MODEL_CASES = (("encoder_small", "small encoder (hidden 64, 2 blocks)"),
+               ("encoder_base", "bert-base-sized encoder (768, 12 blocks, 12 heads, FFN 3072)"))
+
+
+def models_section(args, threads, w):
+    """Runs the whole-model cases and writes their section; returns the targets' pairs."""
+    inputs = tempfile.mkdtemp(prefix="dimtensor-models-")
+    which = args.models
+    mine, native, peers = {}, {}, {}
+    for t in threads:
+        print("threads %d: dimtensor models (default build)" % t, file=sys.stderr)
+        context, mine[t] = model_bench_times(args.model_bench, t, args.min_time,
+                                             inputs if t == threads[0] else None, which)
+        if args.model_bench_native:
+            print("threads %d: dimtensor models (-march=native)" % t, file=sys.stderr)
+            native[t] = model_bench_times(args.model_bench_native, t, args.min_time, None, which)[1]
+        for allocator in ("default", "jemalloc"):
+            print("threads %d: PyTorch 2 models (%s allocator)" % (t, allocator), file=sys.stderr)
+            peers[(t, allocator)] = model_peer_times(args.python, t, args.min_time, inputs, allocator)
+    info = peers[(threads[0], "default")]
+    w("## Whole models: d2l's Transformer encoder")
+    w("")
+    w("bench_model_bench against benchmarks/peers/torch2_models.py: d2l's `TransformerEncoder` (vocabulary 1,000, "
+      "dropout 0), batch 32 × 128 tokens with valid lengths drawn in [65, 128], dimtensor's weights loaded into "
+      "PyTorch by their keys.  Forward: eval mode without recording; forward + backward: every parameter's gradient "
+      "of sum(out * G).  Before timing, the peer checks its output, loss and the gradient of "
+      "`blks.0.ffn.dense1.weight` against dimtensor's (1e-4 of their scale; largest differences below).  Peers: "
+      "d2l's code in PyTorch 2 eager; `nn.TransformerEncoder` (post-norm, ReLU, the lengths as "
+      "`src_key_padding_mask`, the same weights, zero attention biases; its fast path runs the forward) around "
+      "d2l's embedding; `torch.compile` of d2l's code.  dimtensor: the build a user gets (no `-march`; the runtime's "
+      "kernels for this CPU's instruction set, %s), and `-march=native` beside it.  PyTorch 2 with its default "
+      "allocator and with jemalloc (`LD_PRELOAD=%s`): ratio = PyTorch's time / dimtensor's default build's." %
+      (context.get("dimtensor_cpu_isa", "?"), JEMALLOC))
+    w("")
+    w("BLAS: dimtensor %s; PyTorch 2 %s (%s), ATen's CPU kernels %s." %
+      (context.get("blas", "?"), info.get("blas", "?"), info.get("blas_kernel") or "no description",
+       info.get("cpu_capability", "?")))
+    w("")
+    w("| model | pass | threads | dimtensor ms | native ms | d2l eager ms | ratio | jemalloc ms | ratio | "
+      "nn.TransformerEncoder ms | ratio | jemalloc ms | ratio | torch.compile ms | ratio |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    pairs = {}
+    for model, label in MODEL_CASES:
+        for kind, pass_label in (("fwd", "forward"), ("fwdbwd", "forward + backward")):
+            for t in threads:
+                m = mine[t].get("dimtensor/%s_%s" % (model, kind))
+                if m is None:
+                    continue
+                n = native.get(t, {}).get("dimtensor/%s_%s" % (model, kind))
+                row = "| %s | %s | %d | %s | %s |" % (label, pass_label, t, fmt_ms(m), fmt_ms(n))
+                for peer in ("d2l", "nn", "compiled"):
+                    for allocator in (("default", "jemalloc") if peer != "compiled" else ("default",)):
+                        p = peers[(t, allocator)]["cases"].get("%s_%s_%s" % (peer, model, kind), {}).get("ms")
+                        row += " %s | %s |" % (fmt_ms(p), ratio(p, m))
+                        pairs.setdefault((model, kind, peer), []).append(("%dT %s" % (t, allocator),
+                                                                           p / m if p and m else None))
+                w(row)
+    w("")
+    w("Checks (largest difference over the value's scale): " + "; ".join(
+        "%s: %s" % (k, ", ".join("%s %.1e" % (a, b) for a, b in v.items()))
+        for k, v in info["checks"].items() if k.startswith("encoder")) + ".")
+    errors = sorted(set(e for p in peers.values() for e in p["errors"]))
+    if errors:
+        w("")
+        w("Reported by the peer: " + "; ".join(errors) + ".")
+    w("")
+    w("## Activations written by the user, forward and backward")
+    w("")
+    w("GELU as users write it, `x * 0.5 * (erf(x / √2) + 1)`, and swish, `x * sigmoid(x)`, over [4096, 3072] floats "
+      "(a bert-base FFN's hidden layer for 32 × 128 tokens), forward and the backward from a given gradient, against "
+      "the same functions built in (`dt::gelu`, `dt::silu`; `F.gelu`, `F.silu`).  dimtensor differentiates the "
+      "composite as one program, block by block in one pass (autograd/program.hpp); PyTorch 2 eager op by op.")
+    w("")
+    w("| activation | threads | dimtensor composite ms | dimtensor built-in ms | composite / built-in | PyTorch 2 "
+      "composite ms | ratio | PyTorch 2 built-in ms | ratio (built-in) |")
+    w("|---|---|---|---|---|---|---|---|---|")
+    for comp, builtin, label in (("gelu_composite", "gelu_builtin", "GELU"), ("swish_composite", "silu_builtin",
+                                                                              "swish / SiLU")):
+        for t in threads:
+            mc = mine[t].get("dimtensor/%s_fwdbwd" % comp)
+            mb = mine[t].get("dimtensor/%s_fwdbwd" % builtin)
+            pc = peers[(t, "default")]["cases"].get("%s_fwdbwd" % comp, {}).get("ms")
+            pb = peers[(t, "default")]["cases"].get("%s_fwdbwd" % builtin, {}).get("ms")
+            w("| %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
+                label, t, fmt_ms(mc), fmt_ms(mb), "%.2f" % (mc / mb) if mc and mb else "—", fmt_ms(pc),
+                ratio(pc, mc), fmt_ms(pb), ratio(pb, mb)))
+            pairs.setdefault(("activation", comp, "own"), []).append(("%s %dT" % (label, t),
+                                                                       mb / mc if mc and mb else None))
+    w("")
+    if args.profile:
+        w("## Where the time goes (perf, 1 thread)")
+        w("")
+        w("`perf record` of one process per case (dimtensor's default build; PyTorch 2's d2l code, default "
+          "allocator), self time, entries of at least 1%; the process's setup (drawing the inputs, loading the "
+          "weights) is in the figures, and the case runs for at least %g s." % args.min_time)
+        w("")
+        for model, label in MODEL_CASES:
+            for kind, pass_label in (("fwd", "forward"), ("fwdbwd", "forward + backward")):
+                if "dimtensor/%s_%s" % (model, kind) not in mine[threads[0]]:
+                    continue
+                env = {"DIMTENSOR_BENCH_THREADS": "1", "DIMTENSOR_BENCH_MODELS": which}
+                ours = perf_top([args.model_bench, "--benchmark_filter=%s_%s$" % (model, kind),
+                                 "--benchmark_min_time=%g" % args.min_time], env)
+                theirs = perf_top([args.python, MODEL_PEER, "--inputs", inputs, "--threads", "1", "--min-time",
+                                   str(args.min_time), "--no-compile", "--only", "d2l_%s_%s" % (model, kind)], {})
+                w("**%s, %s.**" % (label, pass_label))
+                w("")
+                w("| dimtensor | % | PyTorch 2 | % |")
+                w("|---|---|---|---|")
+                for i in range(max(len(ours), len(theirs))):
+                    a = ours[i] if i < len(ours) else ("", "")
+                    b = theirs[i] if i < len(theirs) else ("", "")
+                    w("| %s | %s | %s | %s |" % (a[1].replace("|", "\\|"), a[0], b[1].replace("|", "\\|"), b[0]))
+                w("")
+    return pairs, info
+
+
 def machine():
     model = platform.processor() or "unknown"
     try:
@@ -143,7 +378,14 @@ def main():
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--min-time", type=float, default=2.0, help="seconds per case and library")
     parser.add_argument("--out", default=os.path.join(ROOT, "docs", "performance.md"))
+    parser.add_argument("--model-bench", help="bench_model_bench of the default build")
+    parser.add_argument("--model-bench-native", help="bench_model_bench built with -march=native")
+    parser.add_argument("--models", default="all", help="all, or small (leaves out the bert-base-sized encoder)")
+    parser.add_argument("--profile", action="store_true", help="perf profiles of the whole-model cases")
+    parser.add_argument("--translation-bench", help="bench_translation_bench of the default build")
+    parser.add_argument("--translation-bench-native", help="bench_translation_bench built with -march=native")
     args = parser.parse_args()
+    os.environ.update(machine_env())
     threads = [int(t) for t in args.threads.split(",")]
     inputs = tempfile.mkdtemp(prefix="dimtensor-suite-")
 
@@ -190,9 +432,10 @@ def main():
     w("")
     w("- Machine: %s, %d cores; threads as each table says (`DIMTENSOR_BENCH_THREADS` for dimtensor, "
       "`torch.set_num_threads` / `torch::set_num_threads` for the peers)." % (model, cpus))
-    w("- dimtensor: %s, `-O3 -march=native`, BLAS %s (`DIMTENSOR_BLAS` at configure time; "
-      "`OPENBLAS_CORETYPE`=%s), one BLAS thread per OpenMP thread." %
-      (compiler, context.get("blas", "?"), os.environ.get("OPENBLAS_CORETYPE", "unset")))
+    w("- dimtensor: %s, `-O3`, %s build (runtime kernels: %s), BLAS %s (`DIMTENSOR_BLAS` at configure time; "
+      "`OPENBLAS_CORETYPE`=%s from scripts/env.sh), one BLAS thread per OpenMP thread." %
+      (compiler, context.get("dimtensor_build", "?"), context.get("dimtensor_cpu_isa", "?"), context.get("blas", "?"),
+       os.environ.get("OPENBLAS_CORETYPE", "unset")))
     w("- PyTorch 2: %s from PyPI, BLAS %s, CPU kernels %s (`torch.backends.cpu.get_cpu_capability()`)." %
       (torch_info["torch"], torch_info["blas"], torch_info["cpu_capability"]))
     if has_libtorch:
@@ -375,9 +618,14 @@ def main():
     w("The [Queries, KV] matrix of L = 8192 alone would be %d MiB per batch entry; neither library forms it." %
       (8192 * 8192 * 4 // (1 << 20)))
     w("")
+    model_pairs = None
+    if args.model_bench:
+        model_pairs, _ = models_section(args, threads, w)
+    translation_pairs = translation_section(args, threads, w) if args.translation_bench else None
     w("## Targets")
     w("")
-    w("Each target of the attention issue, from the figures above (holds / missed, and by how much).")
+    w("Each target of the attention and whole-model issues, from the figures above (holds / missed, and by how "
+      "much).")
     w("")
     w("| target | figures | holds |")
     w("|---|---|---|")
@@ -433,6 +681,23 @@ def main():
            [("%s %dT" % (c.replace("toy_", ""), t), r(t, c, c)) for c in ("toy_masked_softmax", "toy_additive",
                                                                            "toy_dot", "toy_mha") for t in threads],
            10.0)
+    if model_pairs:
+        for model, need_fwd, need_bwd in (("encoder_base", 1.0, 1.0), ("encoder_small", 2.0, 1.5)):
+            for kind, need in (("fwd", need_fwd), ("fwdbwd", need_bwd)):
+                if (model, kind, "d2l") in model_pairs:
+                    target("%s %s ≥ %.1fx PyTorch 2 eager (d2l's code; nn.TransformerEncoder beside)" %
+                           (model, kind, need), model_pairs[(model, kind, "d2l")] +
+                           [("nn " + l, v) for l, v in model_pairs[(model, kind, "nn")]], need)
+        if ("encoder_base", "fwd", "compiled") in model_pairs:
+            target("encoder_base forward ≥ 1.0x torch.compile", model_pairs[("encoder_base", "fwd", "compiled")], 1.0)
+        for comp in ("gelu_composite", "swish_composite"):
+            target("a composite activation within 1.5x of the built-in (built-in time / composite time ≥ 0.67)",
+                   model_pairs.get(("activation", comp, "own"), []), 1.0 / 1.5)
+    if translation_pairs:
+        for case, need in (("train_bahdanau", 2.0), ("train_transformer", 2.0), ("decode_bahdanau", 3.0),
+                           ("decode_transformer", 3.0)):
+            target("%s ≥ %.0fx PyTorch 2 (eager with both allocators, and compiled)" % (case, need),
+                   translation_pairs.get(case, []), need)
     w("")
     with open(args.out, "w") as f:
         f.write("\n".join(lines))

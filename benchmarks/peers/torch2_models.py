@@ -31,50 +31,31 @@ import argparse
 import json
 import math
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from peer_common import goldens, load_params, median_ms
 
 
-def median_ms(fn, min_time, min_runs):
-    fn()  # warm up
-    times = []
-    start = time.perf_counter()
-    while len(times) < min_runs or (time.perf_counter() - start < min_time and len(times) < 1000):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3, len(times)
+def mkl_line():
+    """MKL's own description of itself (MKL_VERBOSE's first line), from a child process."""
+    import subprocess
+    env = dict(os.environ, MKL_VERBOSE="1")
+    out = subprocess.run([sys.executable, "-c", "import torch; torch.mm(torch.ones(64, 64), torch.ones(64, 64))"],
+                         env=env, capture_output=True, text=True).stdout
+    lines = [l for l in out.splitlines() if l.startswith("MKL_VERBOSE") and "SGEMM" not in l]
+    return lines[0][len("MKL_VERBOSE "):] if lines else None
 
 
 def d2l_encoder_class():
     """d2l's TransformerEncoder, from the parity goldens' verbatim copy."""
-    sys.path.insert(0, os.path.join(ROOT, "tests", "parity"))
-    threads = torch.get_num_threads()
-    import make_goldens
+    g = goldens()
     import goldens_transformer
-    # make_goldens pins one thread and deterministic kernels for its goldens
-    torch.set_num_threads(threads)
-    torch.use_deterministic_algorithms(False)
-    encoder, _, _ = goldens_transformer.d2l_classes(make_goldens)
+    encoder, _, _ = goldens_transformer.d2l_classes(g)
     return encoder
-
-
-def load_params(folder):
-    state = {}
-    for name in os.listdir(folder):
-        key = name[:-len(".npy")]
-        parts = key.split(".")
-        if parts[0] == "blks":  # dimtensor numbers the blocks, d2l's nn.Sequential names them
-            parts[1] = "block" + parts[1]
-        state[".".join(parts)] = torch.from_numpy(np.load(os.path.join(folder, name)))
-    return state
 
 
 def scale_of(t):
@@ -239,6 +220,7 @@ def main():
         "threads": torch.get_num_threads(),
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "blas": next((p.split("=")[1] for p in torch.__config__.show().replace(",", "\n").split() if p.startswith("BLAS_INFO=")), "?"),
+        "blas_kernel": mkl_line(),
         "cases": {},
         "checks": {},
         "errors": [],

@@ -25,26 +25,13 @@ milliseconds, and the checks.  Needs torch (PyPI) and numpy.
 import argparse
 import json
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 import torch
 from torch import nn
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def median_ms(fn, min_time, min_runs):
-    fn()  # warm up
-    times = []
-    start = time.perf_counter()
-    while len(times) < min_runs or (time.perf_counter() - start < min_time and len(times) < 1000):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3, len(times)
+from peer_common import goldens, load_params, median_ms
 
 
 # d2l's training code, verbatim from d2l/torch.py (chapter "Sequence to
@@ -108,15 +95,11 @@ def predict(net, src_tokens, src_valid_len, bos, eos, num_steps):
 
 
 def d2l_models():
-    sys.path.insert(0, os.path.join(ROOT, "tests", "parity"))
-    threads = torch.get_num_threads()
-    import make_goldens
+    g = goldens()
     import goldens_seq2seq
     import goldens_transformer
-    torch.set_num_threads(threads)  # make_goldens pins one thread and deterministic kernels
-    torch.use_deterministic_algorithms(False)
-    encoder, decoder, encoder_decoder = goldens_seq2seq.d2l_classes(make_goldens)
-    t_encoder, t_decoder, _ = goldens_transformer.d2l_classes(make_goldens)
+    encoder, decoder, encoder_decoder = goldens_seq2seq.d2l_classes(g)
+    t_encoder, t_decoder, _ = goldens_transformer.d2l_classes(g)
 
     def bahdanau(src, tgt):
         return encoder_decoder(encoder(src, 32, 32, 2, 0.1), decoder(tgt, 32, 32, 2, 0.1))
@@ -126,17 +109,6 @@ def d2l_models():
         return encoder_decoder(t_encoder(src, h, h, h, h, [h], h, 64, 4, 2, 0.1),
                                t_decoder(tgt, h, h, h, h, [h], h, 64, 4, 2, 0.1))
     return {"bahdanau": bahdanau, "transformer": transformer}
-
-
-def load_params(folder):
-    state = {}
-    for name in os.listdir(folder):
-        parts = name[:-len(".npy")].split(".")
-        for i in range(len(parts) - 1):
-            if parts[i] == "blks":  # dimtensor numbers the blocks, d2l's nn.Sequential names them
-                parts[i + 1] = "block" + parts[i + 1]
-        state[".".join(parts)] = torch.from_numpy(np.load(os.path.join(folder, name)))
-    return state
 
 
 def main():

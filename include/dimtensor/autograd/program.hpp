@@ -51,6 +51,13 @@ namespace dimtensor::autograd {
                     " dims; the same without gradients works)");
 }
 
+/// Throws `value_error`: a gradient reached an elementwise function without one.
+[[noreturn]] inline void throw_no_rule() {
+  throw value_error(
+      "backward: a floating-point value passed through an elementwise function without a gradient "
+      "(a comparison or a cast to an integer type) on its way to a tensor that requires grad");
+}
+
 /// Extents or strides padded to `kernel::max_rank` (leading extents 1):
 /// kernel::padded_extents, the run-time layout's (kernel/layout.hpp).
 using kernel::padded_extents;
@@ -500,9 +507,7 @@ class program_node final : public node {
       return;
     }
     if (st.op == op_code::no_rule) {
-      throw value_error(
-          "backward: a floating-point value passed through an elementwise function without a gradient "
-          "(a comparison or a cast to an integer type) on its way to a tensor that requires grad");
+      throw_no_rule();
     }
     for (std::uint8_t i = 0; i < st.arity; ++i) {
       std::uint32_t const arg = st.args[i];
@@ -561,9 +566,7 @@ void program_node<B, T>::backward_in_blocks(T const* g) const {
       op.args = st.args;
       if (!op.reached || st.op == op_code::leaf) continue;
       if (st.op == op_code::no_rule) {
-        throw value_error(
-            "backward: a floating-point value passed through an elementwise function without a gradient "
-            "(a comparison or a cast to an integer type) on its way to a tensor that requires grad");
+        throw_no_rule();
       }
       for (std::uint8_t i = 0; i < st.arity; ++i) {
         std::uint32_t const arg = st.args[i];
