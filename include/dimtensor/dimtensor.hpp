@@ -56,6 +56,8 @@
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/attention.hpp>
 #include <dimtensor/ops/additive_scores.hpp>
+#include <dimtensor/ops/dropout.hpp>
+#include <dimtensor/ops/layer_norm.hpp>
 
 #include <dimtensor/io/print.hpp>
 

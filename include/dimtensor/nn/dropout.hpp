@@ -6,17 +6,13 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-
-#include <dimtensor/autograd/graph.hpp>
-#include <dimtensor/autograd/program.hpp>
-#include <dimtensor/backends/cpu/dispatch.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/kernel/philox.hpp>
 #include <dimtensor/nn/module.hpp>
+#include <dimtensor/ops/dropout.hpp>
 #include <dimtensor/ops/elementwise.hpp>
 #include <dimtensor/ops/random.hpp>
 #include <dimtensor/ops/to.hpp>
@@ -52,29 +48,6 @@ auto dropout_mask_like(std::uint64_t key, std::uint64_t threshold, T scale, std:
   for (index_t i = 0; i < mask.size(); ++i) mask.data()[i] = kernel::dropout_keeps(i, key, threshold) ? scale : T(0);
   return dimtensor::to<Backend>(mask);
 }
-
-/// @brief The backward pass of dropout on the CPU: the same mask (computed
-/// again from the key) applied to the gradient.
-template <class T>
-class dropout_node final : public autograd::node {
- public:
-  dropout_node(std::shared_ptr<autograd::tensor_state> source, index_t n, std::uint64_t key, std::uint64_t threshold,
-               T scale)
-      : node("dropout"), n_(n), key_(key), threshold_(threshold), scale_(scale) {
-    inputs.push_back(std::move(source));
-  }
-
-  void backward(autograd::tensor_state const& out) override {
-    auto dx = std::make_shared<cpu::storage<T>>(n_);
-    backends::cpu::kernels<T>().dropout(static_cast<T const*>(out.grad_data), dx->data(), n_, key_, threshold_, scale_);
-    autograd::add_gradient<cpu, T>(*inputs.front(), std::move(dx), n_);
-  }
-
- private:
-  index_t n_;
-  std::uint64_t key_, threshold_;
-  T scale_;
-};
 
 }  // namespace detail
 
@@ -126,14 +99,8 @@ class dropout : public module<dropout> {
       std::uint64_t const key = gen_.next_u64();
       std::uint64_t const threshold = kernel::keep_threshold(1.0 - p_);
       T const scale = static_cast<T>(1.0 / (1.0 - p_));
-      if constexpr (std::is_same_v<B, cpu> && backends::cpu::has_level_kernels<T>) {
-        result_type const xt = result_type(dimtensor::eval(x)).contiguous();
-        result_type y(uninitialized, xt.extents());
-        backends::cpu::kernels<T>().dropout(xt.data(), y.data(), xt.size(), key, threshold, scale);
-        if (autograd::should_record(xt)) {
-          y.attach_grad_fn(std::make_shared<detail::dropout_node<T>>(xt.grad_state(), xt.size(), key, threshold, scale));
-        }
-        return y;
+      if constexpr (has_dropout_kernel<B, T>) {
+        return dropout_apply(result_type(dimtensor::eval(x)), key, threshold, scale);  // ops/dropout.hpp
       } else {
         auto const xt = dimtensor::eval(x);
         auto const mask = detail::dropout_mask_like<B, T, typename result_type::specs>(

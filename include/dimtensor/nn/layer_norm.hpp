@@ -17,9 +17,6 @@
 
 #include <boost/mp11/algorithm.hpp>
 
-#include <dimtensor/autograd/graph.hpp>
-#include <dimtensor/autograd/program.hpp>
-#include <dimtensor/backends/cpu/dispatch.hpp>
 #include <dimtensor/core/checked.hpp>
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
@@ -30,6 +27,7 @@
 #include <dimtensor/nn/linear.hpp>
 #include <dimtensor/nn/module.hpp>
 #include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/ops/layer_norm.hpp>
 #include <dimtensor/ops/permute.hpp>
 #include <dimtensor/ops/reduce.hpp>
 #include <dimtensor/tensor/tensor.hpp>
@@ -61,50 +59,6 @@ constexpr auto layer_norm_diagnosis() {
     return std::type_identity<void>{};
   }
 }
-
-/// @brief The backward pass of a layer normalization by the CPU runtime's
-/// kernel (backends/cpu/layer_norm.hpp): dx, dw and db from the input, the
-/// weight and each row's mean and reciprocal standard deviation.
-template <class T>
-class layer_norm_node final : public autograd::node {
- public:
-  /// The tensors' elements and states (null where no gradient flows).
-  struct operand {
-    std::shared_ptr<void const> keep;
-    T const* data = nullptr;
-    std::shared_ptr<autograd::tensor_state> state;
-  };
-
-  layer_norm_node(operand x, operand w, operand b, std::shared_ptr<cpu::storage<T>> stats, index_t rows, index_t n)
-      : node("layer_norm"), x_(std::move(x)), w_(std::move(w)), b_(std::move(b)), stats_(std::move(stats)),
-        rows_(rows), n_(n) {
-    for (auto const* o : {&x_, &w_, &b_}) {
-      if (o->state) inputs.push_back(o->state);
-    }
-  }
-
-  void backward(autograd::tensor_state const& out) override {
-    T const* const g = static_cast<T const*>(out.grad_data);
-    auto dx = x_.state ? std::make_shared<cpu::storage<T>>(rows_ * n_) : nullptr;
-    auto dw = w_.state ? std::make_shared<cpu::storage<T>>(n_) : nullptr;
-    auto db = b_.state ? std::make_shared<cpu::storage<T>>(n_) : nullptr;
-    backends::cpu::kernels<T>().layer_norm_backward(x_.data, w_.data, stats_->data(), stats_->data() + rows_, g,
-                                                    dx ? dx->data() : nullptr, dw ? dw->data() : nullptr,
-                                                    db ? db->data() : nullptr, rows_, n_);
-    if (dx) autograd::add_gradient<cpu, T>(*x_.state, std::move(dx), rows_ * n_);
-    if (dw) autograd::add_gradient<cpu, T>(*w_.state, std::move(dw), n_);
-    if (db) autograd::add_gradient<cpu, T>(*b_.state, std::move(db), n_);
-  }
-
- private:
-  operand x_, w_, b_;
-  std::shared_ptr<cpu::storage<T>> stats_;  // rows_ means, then rows_ reciprocal standard deviations
-  index_t rows_, n_;
-};
-
-/// Whether layer_norm runs the CPU runtime's fused kernels for Backend and T.
-template <class Backend, class T>
-inline constexpr bool fused_layer_norm = std::is_same_v<Backend, cpu> && backends::cpu::has_level_kernels<T>;
 
 }  // namespace detail
 
@@ -190,32 +144,11 @@ class layer_norm : public module<layer_norm<Feat, T, Backend>> {
   // x has Feat last.
   template <class Xt>
   Xt normalize(Xt const& x) const {
-    if constexpr (detail::fused_layer_norm<Backend, T>) {
-      return normalize_fused(x);
+    if constexpr (has_layer_norm_kernel<Backend, T>) {
+      return layer_norm_last(x, weight, bias, eps_);  // one pass per row each way (ops/layer_norm.hpp)
     } else {
       return normalize_composed(x);
     }
-  }
-
-  // One pass per row forward, one backward (backends/cpu/layer_norm.hpp).
-  template <class Xt>
-  Xt normalize_fused(Xt const& x) const {
-    Xt const xc = x.contiguous();
-    Xt y(uninitialized, xc.extents());
-    index_t const n = normalized_size();
-    index_t const rows = xc.size() / n;
-    auto stats = std::make_shared<cpu::storage<T>>(2 * rows);
-    backends::cpu::kernels<T>().layer_norm(xc.data(), weight.data(), bias.data(), y.data(), stats->data(),
-                                           stats->data() + rows, rows, n, static_cast<T>(eps_));
-    if (autograd::should_record(xc, weight, bias)) {
-      using node_t = detail::layer_norm_node<T>;
-      auto state_of = [](auto const& t) { return t.requires_grad() ? t.grad_state() : nullptr; };
-      y.attach_grad_fn(std::make_shared<node_t>(typename node_t::operand{xc.storage(), xc.data(), state_of(xc)},
-                                                typename node_t::operand{weight.storage(), weight.data(), state_of(weight)},
-                                                typename node_t::operand{bias.storage(), bias.data(), state_of(bias)},
-                                                std::move(stats), rows, n));
-    }
-    return y;
   }
 
   // As PyTorch defines it, of lazy operations (any backend).

@@ -31,7 +31,7 @@ namespace dimtensor::backends::cpu {
 inline namespace DIMTENSOR_CPU_ISA_NAMESPACE {
 namespace layer_norm_detail {
 
-// Σ p[i] over n elements, in 16 running sums (a loop that vectorizes).
+/// Σ p[i] over n elements, in 16 running sums (a loop that vectorizes).
 template <class T>
 T row_sum(T const* p, index_t n) {
   constexpr index_t lanes = 16;
@@ -46,7 +46,7 @@ T row_sum(T const* p, index_t n) {
   return s;
 }
 
-// Σ (p[i] - c)² over n elements.
+/// Σ (p[i] - c)² over n elements.
 template <class T>
 T row_square_sum(T const* p, T c, index_t n) {
   constexpr index_t lanes = 16;
@@ -64,7 +64,7 @@ T row_square_sum(T const* p, T c, index_t n) {
   return s;
 }
 
-// Σ a[i] b[i] over n elements.
+/// Σ a[i] b[i] over n elements.
 template <class T>
 T row_dot(T const* a, T const* b, index_t n) {
   constexpr index_t lanes = 16;
@@ -79,7 +79,7 @@ T row_dot(T const* a, T const* b, index_t n) {
   return s;
 }
 
-// The rows summed together into one partial row of dw and db.
+/// The rows summed together into one partial row of dw and db.
 inline index_t rows_per_block(index_t rows) { return std::max<index_t>(32, (rows + 127) / 128); }
 
 }  // namespace layer_norm_detail
