@@ -15,6 +15,7 @@
 #include <dimtensor/backends/backend.hpp>
 #include <dimtensor/config.hpp>
 #include <dimtensor/kernel/philox.hpp>
+#include <dimtensor/tensor/expression.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {

@@ -13,6 +13,7 @@
 #include <dimtensor/autograd/program.hpp>
 #include <dimtensor/backends/backend.hpp>
 #include <dimtensor/config.hpp>
+#include <dimtensor/tensor/expression.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
