@@ -195,22 +195,26 @@ void write_inputs(std::filesystem::path const& dir) {
 }
 
 // The composites and the built-in functions compute the same, forward and
-// backward (a check of the harness; the peer compares with PyTorch).
+// backward (a check of the harness, on a slice of the activations' size so
+// that it costs nothing beside the timed cases; the peer compares with
+// PyTorch).
 bool results_agree() {
-  auto& in = activation_inputs::get();
+  dt::generator gen(43);
+  act_t const x = dt::randn<float>(gen, Rows(64), Cols(3072));
+  act_t const g = dt::randn<float>(gen, Rows(64), Cols(3072));
   double worst = 0;
   for (int pair = 0; pair < 2; ++pair) {
-    auto a = in.x.detach().requires_grad_();
-    auto b = in.x.detach().requires_grad_();
+    auto a = x.detach().requires_grad_();
+    auto b = x.detach().requires_grad_();
     act_t ya, yb;
     if (pair == 0) {
-      ya = activation_fwdbwd([](auto const& v) { return activation<0>(v); }, a, in.g);
-      yb = activation_fwdbwd([](auto const& v) { return activation<1>(v); }, b, in.g);
+      ya = activation_fwdbwd([](auto const& v) { return activation<0>(v); }, a, g);
+      yb = activation_fwdbwd([](auto const& v) { return activation<1>(v); }, b, g);
     } else {
-      ya = activation_fwdbwd([](auto const& v) { return activation<2>(v); }, a, in.g);
-      yb = activation_fwdbwd([](auto const& v) { return activation<3>(v); }, b, in.g);
+      ya = activation_fwdbwd([](auto const& v) { return activation<2>(v); }, a, g);
+      yb = activation_fwdbwd([](auto const& v) { return activation<3>(v); }, b, g);
     }
-    for (dt::index_t i = 0; i < ya.size(); i += 7) {
+    for (dt::index_t i = 0; i < ya.size(); ++i) {
       worst = std::fmax(worst, std::fabs(ya.data()[i] - yb.data()[i]));
       worst = std::fmax(worst, std::fabs(a.grad().data()[i] - b.grad().data()[i]));
     }

@@ -159,6 +159,22 @@ def model_peer_times(python, threads, min_time, inputs, allocator):
                            "--min-time", str(min_time)] + ([] if allocator == "default" else ["--no-compile"]), env))
 
 
+def short_symbol(symbol):
+    """A C++ symbol without its template arguments, function arguments and
+    leading namespaces: what a table can show."""
+    import re
+    s = symbol.replace("(anonymous namespace)::", "")
+    s = re.sub(r"\{lambda\([^)]*\)#\d+\}", "{lambda}", s)
+    while True:
+        t = re.sub(r"<[^<>]*>", "", s)
+        if t == s:
+            break
+        s = t
+    s = s.split("(")[0]
+    parts = s.split("::")
+    return "::".join(parts[-3:])[:80]
+
+
 def perf_top(cmd, env, count=8):
     """The top entries (self time) of `perf report` for cmd, as (percent, symbol)."""
     data = tempfile.mktemp(prefix="dimtensor-perf-")
@@ -171,8 +187,7 @@ def perf_top(cmd, env, count=8):
         if not parts or parts[0].startswith("#") or not parts[0].endswith("%"):
             continue
         symbol = line.split("] ", 1)[1].strip() if "] " in line else parts[-1]
-        symbol = symbol.split("(")[0].split("<")[0][:90]
-        top.append((parts[0], "%s (%s)" % (symbol, parts[2])))
+        top.append((parts[0], "%s (%s)" % (short_symbol(symbol), parts[2])))
         if len(top) == count:
             break
     return top
@@ -245,6 +260,36 @@ def translation_section(args, threads, w):
 
 MODEL_CASES = (("encoder_small", "small encoder (hidden 64, 2 blocks)"),
                ("encoder_base", "bert-base-sized encoder (768, 12 blocks, 12 heads, FFN 3072)"))
+
+
+def profile_section(args, inputs, which, cases, w):
+    """perf's top entries for each whole-model case, dimtensor's and PyTorch's (d2l's code)."""
+    w("## Where the time goes (perf, 1 thread)")
+    w("")
+    w("`perf record` of one process per case (dimtensor's default build; PyTorch 2's d2l code, default "
+      "allocator), self time, entries of at least 1%%; the process's setup (drawing the inputs, loading the "
+      "weights, PyTorch's check against dimtensor's results) is in the figures, and the case runs for at least "
+      "%g s." % args.min_time)
+    w("")
+    for model, label in MODEL_CASES:
+        for kind, pass_label in (("fwd", "forward"), ("fwdbwd", "forward + backward")):
+            if "dimtensor/%s_%s" % (model, kind) not in cases:
+                continue
+            env = {"DIMTENSOR_BENCH_THREADS": "1", "DIMTENSOR_BENCH_MODELS": which}
+            # Google Benchmark's names end in /real_time: the filter must match that
+            ours = perf_top([args.model_bench, "--benchmark_filter=dimtensor/%s_%s/" % (model, kind),
+                             "--benchmark_min_time=%g" % args.min_time], env)
+            theirs = perf_top([args.python, MODEL_PEER, "--inputs", inputs, "--threads", "1", "--min-time",
+                               str(args.min_time), "--no-compile", "--only", "d2l_%s_%s" % (model, kind)], {})
+            w("**%s, %s.**" % (label, pass_label))
+            w("")
+            w("| dimtensor | % | PyTorch 2 | % |")
+            w("|---|---|---|---|")
+            for i in range(max(len(ours), len(theirs))):
+                a = ours[i] if i < len(ours) else ("", "")
+                b = theirs[i] if i < len(theirs) else ("", "")
+                w("| %s | %s | %s | %s |" % (a[1].replace("|", "\\|"), a[0], b[1].replace("|", "\\|"), b[0]))
+            w("")
 
 
 def models_section(args, threads, w):
@@ -333,30 +378,7 @@ def models_section(args, threads, w):
                                                                        mb / mc if mc and mb else None))
     w("")
     if args.profile:
-        w("## Where the time goes (perf, 1 thread)")
-        w("")
-        w("`perf record` of one process per case (dimtensor's default build; PyTorch 2's d2l code, default "
-          "allocator), self time, entries of at least 1%; the process's setup (drawing the inputs, loading the "
-          "weights) is in the figures, and the case runs for at least %g s." % args.min_time)
-        w("")
-        for model, label in MODEL_CASES:
-            for kind, pass_label in (("fwd", "forward"), ("fwdbwd", "forward + backward")):
-                if "dimtensor/%s_%s" % (model, kind) not in mine[threads[0]]:
-                    continue
-                env = {"DIMTENSOR_BENCH_THREADS": "1", "DIMTENSOR_BENCH_MODELS": which}
-                ours = perf_top([args.model_bench, "--benchmark_filter=%s_%s$" % (model, kind),
-                                 "--benchmark_min_time=%g" % args.min_time], env)
-                theirs = perf_top([args.python, MODEL_PEER, "--inputs", inputs, "--threads", "1", "--min-time",
-                                   str(args.min_time), "--no-compile", "--only", "d2l_%s_%s" % (model, kind)], {})
-                w("**%s, %s.**" % (label, pass_label))
-                w("")
-                w("| dimtensor | % | PyTorch 2 | % |")
-                w("|---|---|---|---|")
-                for i in range(max(len(ours), len(theirs))):
-                    a = ours[i] if i < len(ours) else ("", "")
-                    b = theirs[i] if i < len(theirs) else ("", "")
-                    w("| %s | %s | %s | %s |" % (a[1].replace("|", "\\|"), a[0], b[1].replace("|", "\\|"), b[0]))
-                w("")
+        profile_section(args, inputs, which, set(mine[threads[0]]), w)
     return pairs, info
 
 
