@@ -4,8 +4,11 @@ scripts/performance.py runs both).
 Reads what bench_model_bench wrote (DIMTENSOR_BENCH_INPUTS): each encoder's
 weights, tokens, valid lengths and weighting G, and dimtensor's output, loss
 and one gradient; the activations' input, gradient and dimtensor's results.
-Each case first checks that PyTorch computes the same (the loss and the
-gradient of blks.0.ffn.dense1.weight within 1e-4 of their scale), then times:
+Each case first checks that PyTorch computes the same (the output, the loss
+and the gradients of the first and last blocks' ffn.dense1.weight within 1e-4
+of their scale; where float rounding alone moves the first block's gradient
+by more than that, dimtensor's may differ from PyTorch's float64 gradient by
+at most 1.5 times PyTorch's float one), then times:
 
   d2l_<enc>_fwd / _fwdbwd      d2l's TransformerEncoder (d2l/torch.py, as
                                tests/parity/goldens_transformer.py copies it),
@@ -115,11 +118,40 @@ def encoder_cases(Encoder, folder, name, config, args, result):
         return run
 
     checks = {}
+    limits = {}  # the largest difference each check allows; 1e-4 unless named
     out = fwd(net)()
     checks["d2l_out"] = float((out - out_dt).abs().max()) / scale_of(out_dt)
     loss = fwdbwd(net, list(net.parameters()))()
     checks["d2l_loss"] = abs(float(loss) - loss_dt) / max(1.0, abs(loss_dt))
-    checks["d2l_grad"] = float((net.blks.block0.ffn.dense1.weight.grad - grad_dt).abs().max()) / scale_of(grad_dt)
+    last = layers - 1
+    grad_last_dt = torch.from_numpy(np.load(os.path.join(d, "grad_last_dense1.npy")))
+    grads = {"d2l_grad": (net.blks.block0.ffn.dense1.weight.grad, grad_dt, "block0"),
+             "d2l_grad_last": (getattr(net.blks, "block%d" % last).ffn.dense1.weight.grad, grad_last_dt,
+                               "block%d" % last)}
+    for key, (torch_grad, dt_grad, _) in grads.items():
+        checks[key] = float((torch_grad - dt_grad).abs().max()) / scale_of(dt_grad)
+    if any(checks[key] > 1e-4 for key in grads):
+        # In a deep stack float rounding alone moves the gradients by more
+        # than 1e-4 (at bert-base size PyTorch's own float gradients differ
+        # from its float64 ones by about 1e-2).  Then the check is against
+        # float64: dimtensor's float gradient may be off by no more than 1.5
+        # times what PyTorch's float gradient is.
+        exact = Encoder(1000, hidden, hidden, hidden, hidden, [hidden], hidden, ffn, heads, layers, 0.0)
+        exact.load_state_dict(load_params(os.path.join(d, "params")), strict=True)
+        exact = exact.double()
+        exact.train()
+        (exact(X, lens) * G.double()).sum().backward()
+        for key, (torch_grad, dt_grad, block) in grads.items():
+            g64 = getattr(exact.blks, block).ffn.dense1.weight.grad
+            s64 = scale_of(g64)
+            torch_err = float((torch_grad.double() - g64).abs().max()) / s64
+            dt_err = float((dt_grad.double() - g64).abs().max()) / s64
+            del checks[key]
+            checks["torch_" + key[len("d2l_"):] + "_vs_f64"] = torch_err
+            checks[key + "_vs_f64"] = dt_err
+            limits["torch_" + key[len("d2l_"):] + "_vs_f64"] = math.inf
+            limits[key + "_vs_f64"] = max(1e-4, 1.5 * torch_err)
+        del exact
 
     enc, nn_forward = nn_encoder(net, hidden, ffn, heads, layers)
     pad = ~valid
@@ -145,7 +177,7 @@ def encoder_cases(Encoder, folder, name, config, args, result):
     checks["nn_out_valid"] = float(((o - out_dt).abs() * valid[:, :, None]).max()) / scale_of(out_dt)
     checks["nn_loss"] = abs(float(nn_fwdbwd()) - loss_dt) / max(1.0, abs(loss_dt))
 
-    bad = [k for k, v in checks.items() if not v <= 1e-4]
+    bad = [k for k, v in checks.items() if not v <= limits.get(k, 1e-4)]
     result["checks"][name] = checks
     if bad:
         result["errors"].append("%s: PyTorch and dimtensor differ (%s)" % (name, ", ".join(bad)))

@@ -153,6 +153,76 @@ struct block_pass {
   }
 };
 
+/// Fills the slots of @p values (one block per step) of a program's scalar
+/// leaves whose values are computed: once per thread, for every block.
+template <class T>
+void program_fill_scalars(kernel::program_pass<T> const& p, T* values) {
+  static constexpr index_t block = 512;
+  for (std::uint32_t s = 0; s < p.count; ++s) {
+    kernel::program_op const& op = p.ops[s];
+    if (op.value && op.code == static_cast<std::uint8_t>(autograd::op_code::leaf) && p.inputs[s] == nullptr) {
+      T* const slot = values + static_cast<std::size_t>(s) * block;
+      std::fill(slot, slot + block, p.scalars[s]);
+    }
+  }
+}
+
+/// The values of a program's steps that are computed (`program_op::value`)
+/// for the block of @p n elements from element @p i0: a leaf's are read in
+/// place (a scalar's slot was filled by program_fill_scalars), the others
+/// go to their slot of @p values (one block per step); @p vp gets each
+/// step's.  With @p last, the last step's values go there.
+template <class T>
+void program_block_values(kernel::program_pass<T> const& p, index_t i0, index_t n, T* values, T const** vp,
+                          T* last = nullptr) {
+  static constexpr index_t block = 512;
+  std::uint32_t const m = p.count;
+  for (std::uint32_t s = 0; s < m; ++s) {
+    kernel::program_op const& op = p.ops[s];
+    if (!op.value) continue;
+    bool const to_last = last != nullptr && s + 1 == m;
+    T* const slot = to_last ? last : values + static_cast<std::size_t>(s) * block;
+    if (op.code == static_cast<std::uint8_t>(autograd::op_code::leaf)) {
+      if (p.inputs[s] != nullptr) {
+        T const* const in = p.inputs[s] + i0;
+        vp[s] = in;
+        if (to_last) {
+          for (index_t i = 0; i < n; ++i) slot[i] = in[i];
+        }
+      } else {
+        if (to_last) std::fill(slot, slot + n, p.scalars[s]);
+        vp[s] = slot;
+      }
+      continue;
+    }
+    T const* const a = vp[op.args[0]];
+    T const* const bb = op.arity > 1 ? vp[op.args[1]] : a;
+    T const* const c = op.arity > 2 ? vp[op.args[2]] : a;
+    autograd::detail::step_value_pass<T>(block_pass<T>{slot, n}, static_cast<autograd::op_code>(op.code), a, bb, c);
+    vp[s] = slot;
+  }
+}
+
+/// @brief A recorded program's forward pass: the last step's values into
+/// `p.result`, block by block, every step's values in buffers of one block
+/// that stay in cache (so the functions run at this level's vector width
+/// whatever the instruction set the caller was compiled for).
+template <class T>
+void program_forward(kernel::program_pass<T> const& p) {
+  static constexpr index_t block = 512;
+  std::uint32_t const m = p.count;
+  index_t const blocks = (p.size + block - 1) / block;
+  parallel_for(blocks, block * static_cast<index_t>(m) / 4 + 1, [&p, m](index_t first, index_t last) {
+    std::vector<T> values(static_cast<std::size_t>(m) * block);
+    std::vector<T const*> vp(m, nullptr);
+    program_fill_scalars(p, values.data());
+    for (index_t b = first; b < last; ++b) {
+      index_t const i0 = b * block;
+      program_block_values(p, i0, std::min(block, p.size - i0), values.data(), vp.data(), p.result + i0);
+    }
+  });
+}
+
 /// @brief A recorded program's backward pass (kernel/program.hpp), block
 /// by block: per block of `block` elements, the values the rules read, then
 /// the steps' gradients from the result's to the leaves', in buffers of one
@@ -169,29 +239,11 @@ void program_backward(kernel::program_pass<T> const& p) {
     T* const tmp = grads + static_cast<std::size_t>(m) * block;
     std::vector<T const*> vp(m, nullptr);
     std::vector<T const*> gp(m, nullptr);
+    program_fill_scalars(p, values);
     for (index_t b = first; b < last; ++b) {
       index_t const i0 = b * block;
       index_t const n = std::min(block, p.size - i0);
-      for (std::uint32_t s = 0; s < m; ++s) {
-        kernel::program_op const& op = p.ops[s];
-        if (!op.value) continue;
-        T* const slot = values + static_cast<std::size_t>(s) * block;
-        if (op.code == static_cast<std::uint8_t>(autograd::op_code::leaf)) {
-          if (p.inputs[s] != nullptr) {
-            vp[s] = p.inputs[s] + i0;
-          } else {
-            std::fill(slot, slot + n, p.scalars[s]);
-            vp[s] = slot;
-          }
-          continue;
-        }
-        T const* const a = vp[op.args[0]];
-        T const* const bb = op.arity > 1 ? vp[op.args[1]] : a;
-        T const* const c = op.arity > 2 ? vp[op.args[2]] : a;
-        autograd::detail::step_value_pass<T>(block_pass<T>{slot, n}, static_cast<autograd::op_code>(op.code), a, bb,
-                                             c);
-        vp[s] = slot;
-      }
+      program_block_values(p, i0, n, values, vp.data());
       gp[m - 1] = p.grad + i0;
       for (std::uint32_t s = m; s-- > 0;) {
         kernel::program_op const& op = p.ops[s];
@@ -222,7 +274,9 @@ void program_backward(kernel::program_pass<T> const& p) {
           T* const into = send == kernel::gradient_send::set ? dst : tmp;
           T const* from = g;
           if (r != call::reads::passes) {
-            T const* const a = r == call::reads::a || r == call::reads::both ? vp[op.args[0]] : g;
+            T const* const a = r == call::reads::a || r == call::reads::both ? vp[op.args[0]]
+                               : r == call::reads::result                       ? vp[s]
+                                                                                : g;
             T const* const bv = r == call::reads::b || r == call::reads::both ? vp[op.args[1]] : g;
             autograd::detail::step_derivative_pass<T>(block_pass<T>{into, n}, {code, i}, g, a, bv);
             from = into;
@@ -345,6 +399,7 @@ inline constexpr level_kernels<T> table{
     &elementwise_step<T>,
     &elementwise_derivative<T>,
     &program_backward<T>,
+    &program_forward<T>,
     &layer_norm_rows<T>,
     &layer_norm_backward_rows<T>,
     &dropout<T>,

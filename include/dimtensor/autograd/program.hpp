@@ -407,6 +407,12 @@ class program_node final : public node {
   /// Adds a function of earlier steps; returns its step.
   std::uint32_t add_step(op_code op, std::uint8_t arity, std::array<std::uint32_t, 3> const& args);
 
+  /// @brief Writes the program's values to @p out (dense, at the result's
+  /// extents) by the runtime's kernel; false, writing nothing, where that
+  /// does not apply (another backend or element type, or a leaf that is not
+  /// dense at the result's extents).
+  bool forward(T* out) const;
+
   /// Runs the program backward from the result's gradient.
   void backward(tensor_state const& out) override {
     if constexpr (level_loops) {
@@ -519,7 +525,9 @@ class program_node final : public node {
         propagate(arg, g, values);
         continue;
       }
-      T const* a = r == call::reads::a || r == call::reads::both ? value(st.args[0], values) : g;
+      T const* a = r == call::reads::a || r == call::reads::both ? value(st.args[0], values)
+                   : r == call::reads::result                       ? value(s, values)
+                                                                    : g;
       T const* b = r == call::reads::b || r == call::reads::both ? value(st.args[1], values) : g;
       auto grad = buffer();
       apply_derivative(grad->data(), {st.op, i}, g, a, b);
@@ -575,6 +583,7 @@ void program_node<B, T>::backward_in_blocks(T const* g) const {
         ++receives[arg];
         call::reads const r = gradient_reads(st.op, i);
         if (r == call::reads::a || r == call::reads::both) ops[st.args[0]].value = true;
+        if (r == call::reads::result) op.value = true;
         if (r == call::reads::b || r == call::reads::both) ops[st.args[1]].value = true;
       }
     }
@@ -659,6 +668,46 @@ void program_node<B, T>::backward_in_blocks(T const* g) const {
       }
     }
 
+  }
+}
+
+template <class B, class T>
+bool program_node<B, T>::forward(T* out) const {
+  if constexpr (!level_loops) {
+    (void)out;
+    return false;
+  } else {
+    std::size_t const m = steps_.size();
+    std::vector<kernel::program_op> ops(m);
+    std::vector<T const*> inputs(m, nullptr);
+    std::vector<T> scalars(m, T(0));
+    for (std::size_t s = 0; s < m; ++s) {
+      program_step const& st = steps_[s];
+      kernel::program_op& op = ops[s];
+      op.code = static_cast<std::uint8_t>(st.op);
+      op.arity = st.arity;
+      op.args = st.args;
+      op.value = true;
+      if (st.op == op_code::no_rule) return false;
+      if (st.op != op_code::leaf) continue;
+      program_leaf<T> const& l = leaves_[st.leaf];
+      if (l.scalar) {
+        scalars[s] = l.value;
+      } else if (l.flat && l.read == &detail::read_leaf<B, T, T>) {
+        inputs[s] = static_cast<T const*>(l.data);
+      } else {
+        return false;
+      }
+    }
+    kernel::program_pass<T> pass;
+    pass.size = size_;
+    pass.ops = ops.data();
+    pass.count = static_cast<std::uint32_t>(m);
+    pass.inputs = inputs.data();
+    pass.scalars = scalars.data();
+    pass.result = out;
+    if (size_ > 0) backends::cpu::kernels<T>().program_forward(pass);
+    return true;
   }
 }
 

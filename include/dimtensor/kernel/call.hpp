@@ -36,7 +36,8 @@ enum class reads : unsigned char {
   a,        ///< g and a
   b,        ///< g and b
   both,     ///< g, a and b
-  passes    ///< none: the gradient is g itself
+  passes,   ///< none: the gradient is g itself
+  result    ///< g and the function's own value, given in a's place (e^a for exp: no second exponential)
 };
 
 /// @name Elementwise functions with a gradient
@@ -165,12 +166,12 @@ struct exp {
     else
       return static_cast<T>(std::exp(static_cast<double>(x)));
   }
-  /// g e^a.
-  static constexpr reads gradient_reads(int) { return reads::a; }
-  /// g e^a.
+  /// g y, y = e^a: the function's own value (as PyTorch's ExpBackward).
+  static constexpr reads gradient_reads(int) { return reads::result; }
+  /// g y, given y = e^a in a's place.
   template <int Which, class T>
-  DIMTENSOR_HOST_DEVICE static T gradient(T g, T a, T) {
-    return g * exp{}(a);
+  DIMTENSOR_HOST_DEVICE static T gradient(T g, T y, T) {
+    return g * y;
   }
 };
 /// tanh (vectorizable for float).
@@ -185,13 +186,12 @@ struct tanh {
     else
       return static_cast<T>(std::tanh(static_cast<double>(x)));
   }
-  /// g (1 - tanh(a)²).
-  static constexpr reads gradient_reads(int) { return reads::a; }
-  /// g (1 - tanh(a)²).
+  /// g (1 - y²), y = tanh(a): the function's own value.
+  static constexpr reads gradient_reads(int) { return reads::result; }
+  /// g (1 - y²), given y = tanh(a) in a's place.
   template <int Which, class T>
-  DIMTENSOR_HOST_DEVICE static T gradient(T g, T a, T) {
-    T const t = tanh{}(a);
-    return g * (T(1) - t * t);
+  DIMTENSOR_HOST_DEVICE static T gradient(T g, T y, T) {
+    return g * (T(1) - y * y);
   }
 };
 /// Logistic sigmoid 1 / (1 + e^-x) (vectorizable for float).
@@ -206,12 +206,11 @@ struct sigmoid {
     else
       return static_cast<T>(math::sigmoid(static_cast<double>(x)));
   }
-  /// g (1 - s) s with s = sigmoid(a).
-  static constexpr reads gradient_reads(int) { return reads::a; }
-  /// g (1 - s) s with s = sigmoid(a).
+  /// g (1 - s) s, s = sigmoid(a): the function's own value.
+  static constexpr reads gradient_reads(int) { return reads::result; }
+  /// g (1 - s) s, given s = sigmoid(a) in a's place.
   template <int Which, class T>
-  DIMTENSOR_HOST_DEVICE static T gradient(T g, T a, T) {
-    T const s = sigmoid{}(a);
+  DIMTENSOR_HOST_DEVICE static T gradient(T g, T s, T) {
     return g * (T(1) - s) * s;
   }
 };

@@ -25,17 +25,17 @@ DIMTENSOR_ALWAYS_INLINE DIMTENSOR_HOST_DEVICE inline float select(bool c, float 
 
 /// e^x in float, within 2 ulp: 0 below -103.97, +inf above 88.72, NaN for NaN.
 DIMTENSOR_ALWAYS_INLINE DIMTENSOR_HOST_DEVICE inline float exp(float x) {
-  float const hi = 88.7228394f;
-  float const lo = -103.972084f;
-  std::uint32_t const bits = std::bit_cast<std::uint32_t>(x);
-  bool const nan = (bits & 0x7fffffffu) > 0x7f800000u;
-  bool const above = x > hi;
-  bool const below = x < lo;
-  float const cx = detail::select(nan, 0.0f, detail::select(above, hi, detail::select(below, lo, x)));
+  // Clamped to [-104, 89], where the arithmetic below itself gives 0 and
+  // +inf (2^n p with n from -150 to 128); a NaN passes both comparisons and
+  // stays NaN through every step, so two selections are all it takes.
+  float const cx = detail::select(x > 89.0f, 89.0f, detail::select(x < -104.0f, -104.0f, x));
   // x = n ln2 + r with |r| <= ln2 / 2; adding and subtracting 1.5 * 2^23
   // rounds to the nearest integer without a call that might not vectorize
+  // (whose bits are then 1.5 * 2^23's plus n: n without a conversion, which
+  // a NaN would make undefined)
   float const shifter = 12582912.0f;
-  float const n = (cx * 1.44269504088896341f + shifter) - shifter;
+  float const t = cx * 1.44269504088896341f + shifter;
+  float const n = t - shifter;
   float r = cx - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
   // e^r by a degree-7 polynomial (error < 2e-9 on the interval)
@@ -47,14 +47,13 @@ DIMTENSOR_ALWAYS_INLINE DIMTENSOR_HOST_DEVICE inline float exp(float x) {
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
   // 2^n with n in [-150, 128], split so both factors are normal numbers
-  std::int32_t const ni = static_cast<std::int32_t>(n);
+  // (for a NaN the factors are garbage, and p is NaN)
+  std::int32_t const ni = std::bit_cast<std::int32_t>(t) - 0x4B400000;
   std::int32_t const n1 = ni >> 1;
   std::int32_t const n2 = ni - n1;
-  float const s1 = std::bit_cast<float>((n1 + 127) << 23);
-  float const s2 = std::bit_cast<float>((n2 + 127) << 23);
-  float const y = p * s1 * s2;
-  float const inf = std::bit_cast<float>(0x7f800000u);
-  return detail::select(nan, x, detail::select(above, inf, detail::select(below, 0.0f, y)));
+  float const s1 = std::bit_cast<float>((static_cast<std::uint32_t>(n1) + 127u) << 23);
+  float const s2 = std::bit_cast<float>((static_cast<std::uint32_t>(n2) + 127u) << 23);
+  return p * s1 * s2;
 }
 
 /// tanh in float, branch-free; within 2 ulp of the correctly rounded result.

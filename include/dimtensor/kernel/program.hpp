@@ -1,16 +1,18 @@
 #pragma once
 /// @file
-/// @brief The backward pass of a recorded elementwise program as data for a
-/// kernel: its steps in recording order (operands before the steps that
-/// read them), what each step's gradient sends to its operands, and the
-/// dense buffers it reads and writes.
+/// @brief A recorded elementwise program's passes as data for a kernel: its
+/// steps in recording order (operands before the steps that read them),
+/// what each step's gradient sends to its operands, and the dense buffers
+/// it reads and writes.
 ///
 /// The autograd interpreter (autograd/program.hpp) works the plan out once
 /// per pass; the CPU runtime's kernel (src/cpu/kernels.inl) then runs
 /// the whole pass block by block: per block of elements, the values the
 /// rules read, then every step's gradient from the result's back to the
 /// leaves, so each tensor is read and written once, whatever the number of
-/// steps.
+/// steps.  The forward pass of an expression of costly functions runs the
+/// same way (tensor/expression.hpp: evaluate_in_runtime), at the vector
+/// width of the CPU it runs on.
 
 #include <array>
 #include <cstdint>
@@ -47,8 +49,9 @@ struct program_op {
   bool output_adds = false;
 };
 
-/// @brief One backward pass of a program over `size` elements (all buffers
-/// dense, at the result's extents).
+/// @brief One pass of a program over `size` elements (all buffers dense,
+/// at the result's extents): backward from `grad` into `outputs`, or
+/// forward into `result`.
 template <class T>
 struct program_pass {
   /// Elements of the result.
@@ -65,6 +68,8 @@ struct program_pass {
   T const* scalars = nullptr;
   /// The gradient buffers the leaves write.
   T* const* outputs = nullptr;
+  /// For a forward pass: where the result's values go.
+  T* result = nullptr;
 };
 
 }  // namespace dimtensor::kernel

@@ -362,6 +362,61 @@ void record_program(std::string_view name, Out& result, E const& e) {
   }
 }
 
+/// The functions whose forward pass costs enough that an expression of
+/// them runs in the runtime's program kernel (evaluate_in_runtime).
+using costly_functions = boost::mp11::mp_list<call::log, call::exp, call::tanh, call::sigmoid, call::sin, call::cos,
+                                              call::erf, call::pow, call::gelu, call::silu>;
+
+/// @brief Of an expression X: whether every function in it has an
+/// interpreter code (`known`) and whether one of them is costly.
+template <class X>
+struct program_traits {
+  /// A tensor or a scalar.
+  static constexpr bool known = true;
+  /// Neither is a function.
+  static constexpr bool costly = false;
+};
+/// A function of operands.
+template <class Op, class... Args>
+struct program_traits<map_expr<Op, Args...>> {
+  /// Every function in it has a code.
+  static constexpr bool known = code_of<Op> != op_code::no_rule && (program_traits<Args>::known && ...);
+  /// One of them is costly.
+  static constexpr bool costly =
+      boost::mp11::mp_contains<costly_functions, Op>::value || (program_traits<Args>::costly || ...);
+};
+
+/// Elements below which an expression is evaluated in the caller's loop.
+inline constexpr index_t runtime_forward_min = 2048;
+
+/// @brief Evaluates @p e into @p result (fresh, dense, on the CPU) by the
+/// runtime's program kernel, compiled for the CPU it runs on, and records
+/// it as a program where it should be: for float and double expressions of
+/// at least runtime_forward_min elements with a costly function
+/// (costly_functions; GELU, an exponential) and every operand a dense
+/// tensor at the result's extents or a scalar. False, doing nothing,
+/// otherwise: the caller's own loop (compiled for the caller's instruction
+/// set) evaluates it.
+template <class Out, class E>
+bool evaluate_in_runtime(Out& result, E const& e) {
+  using B = typename Out::backend;
+  using T = typename Out::value_type;
+  if constexpr (std::is_same_v<B, cpu> && backends::cpu::has_level_kernels<T> && is_map_expr_v<E> &&
+                Out::rank >= 1 && Out::rank <= kernel::max_rank && program_traits<E>::known &&
+                program_traits<E>::costly) {
+    if (result.size() < runtime_forward_min) return false;
+    auto n = std::make_shared<program_node<B, T>>("elementwise", padded(result.extents(), index_t{1}));
+    (void)flatten<typename Out::specs>(*n, result.extents(), e);
+    if (!n->forward(result.data())) return false;
+    if (should_record(e)) result.attach_grad_fn(std::move(n));
+    return true;
+  } else {
+    (void)result;
+    (void)e;
+    return false;
+  }
+}
+
 /// Records the evaluation of a lazy expression @p e into @p result (called
 /// by the tensor constructor that evaluates expressions).
 template <class Out, class E>

@@ -49,6 +49,8 @@ bool any_requires_grad(X const& x);
 namespace detail {
 template <class Out, class E>
 void record_evaluation(Out& result, E const& e);
+template <class Out, class E>
+bool evaluate_in_runtime(Out& result, E const& e);
 }  // namespace detail
 }  // namespace autograd
 
@@ -268,10 +270,11 @@ class basic_tensor {
     } else {
       extents_type const ext = e.extents();
       *this = basic_tensor(uninitialized, ext);
-      write(e);
       if constexpr (is_tensor_v<E>) {
+        write(e);
         record_copy_of(e);
-      } else {
+      } else if (!autograd::detail::evaluate_in_runtime(*this, e)) {
+        write(e);
         autograd::detail::record_evaluation(*this, e);
       }
     }

@@ -278,3 +278,53 @@ TEST_CASE("an expression of rank 9 evaluates, and says so when it would need gra
   dt::autograd::no_grad const off;
   CHECK(rank9(x * 3.0).data()[0] == 6.0);
 }
+
+// An expression with a costly function (exp, erf, GELU…) of at least
+// runtime_forward_min elements, every operand dense or a scalar, is
+// evaluated by the runtime's program kernel (compiled for this CPU) instead
+// of the caller's loop; the same program is what backward runs.
+TEST_CASE("costly expressions evaluate in the runtime's program kernel, recorded or not", "[autograd][elementwise]") {
+  namespace ad = dt::autograd::detail;
+  using fmat = dt::tensor<float, Batch, Feat>;
+  static_assert(ad::program_traits<decltype(dt::gelu(std::declval<fmat>()))>::costly);
+  static_assert(ad::program_traits<decltype(std::declval<fmat>() * 2.0f + std::declval<fmat>())>::known);
+  static_assert(!ad::program_traits<decltype(std::declval<fmat>() * 2.0f + std::declval<fmat>())>::costly);
+  static_assert(!ad::program_traits<decltype(dt::where(std::declval<fmat>() > 0.0f, std::declval<fmat>(),
+                                                       dt::exp(std::declval<fmat>())))>::known);
+  static_assert(ad::runtime_forward_min <= 3 * 1000);
+
+  auto xd = uniform<matrix>({3, 1000}, 21, -3.0, 3.0);
+  fmat const x = dt::eval(dt::cast<float>(xd));
+  auto gelu = [](auto const& v) { return v * 0.5f * (dt::erf(v * static_cast<float>(M_SQRT1_2)) + 1.0f); };
+  auto expected = [&](dt::index_t i) {
+    double const v = static_cast<double>(x.data()[i]);
+    return 0.5 * v * (1.0 + std::erf(v * M_SQRT1_2)) + std::tanh(v);
+  };
+  auto f = [&](auto const& v) { return gelu(v) + dt::tanh(v); };
+
+  SECTION("values as the caller's loop computes them, on one thread and two alike") {
+    fmat const y = f(x);
+    // A transposed operand is not dense at the result's extents: the
+    // caller's loop evaluates it.
+    auto const xt = dt::eval(dt::transpose<Batch, Feat>(x));
+    fmat const y_loop = f(dt::transpose<Feat, Batch>(xt));
+    dt::set_num_threads(1);
+    fmat const y1 = f(x);
+    dt::set_num_threads(2);
+    fmat const y2 = f(x);
+    dt::set_num_threads(0);
+    for (dt::index_t i = 0; i < x.size(); ++i) {
+      CHECK(static_cast<double>(y.data()[i]) == Approx(expected(i)).margin(2e-6));
+      CHECK(y.data()[i] == Approx(y_loop.data()[i]).margin(1e-6));
+      CHECK(y1.data()[i] == y2.data()[i]);
+    }
+    CHECK_FALSE(y.requires_grad());
+  }
+  SECTION("recorded: the program's gradients, in double against finite differences") {
+    auto const xv = x.detach().requires_grad_();
+    fmat const y = f(xv);
+    REQUIRE(y.requires_grad());
+    CHECK_THROWS_WITH(fmat(y).requires_grad_(false), Catch::Contains("the result of elementwise"));
+    check_gradients([](auto const& v) { return v * 0.5 * (dt::erf(v * M_SQRT1_2) + 1.0) + dt::tanh(v); }, xd);
+  }
+}

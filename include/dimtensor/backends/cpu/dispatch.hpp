@@ -63,7 +63,7 @@ isa_level isa_active();
 /// (backends/cpu/softmax.hpp), the autograd interpreter's loops (a step's
 /// value and an operand's gradient over dense buffers of n elements, the
 /// step's autograd::op_code as an int; autograd/program.hpp), a whole
-/// program's backward pass (kernel/program.hpp), layer normalization
+/// program's forward and backward passes (kernel/program.hpp), layer normalization
 /// (backends/cpu/layer_norm.hpp), dropout (kernel/philox.hpp) and the fused
 /// attention kernels
 /// (backends/cpu/attention.hpp), with those headers' arguments.
@@ -99,6 +99,8 @@ struct level_kernels {
   void (*elementwise_derivative)(T*, index_t, int, int, T const*, T const*, T const*);
   /// A recorded program's whole backward pass, block by block (kernel/program.hpp).
   void (*program_backward)(kernel::program_pass<T> const&);
+  /// Its forward pass: the result's values into `result` (kernel/program.hpp).
+  void (*program_forward)(kernel::program_pass<T> const&);
   /// Layer normalization over the last dim of [rows, n]: (x, w, b, y, mean, rstd, rows, n, eps).
   void (*layer_norm)(T const*, T const*, T const*, T*, T*, T*, index_t, index_t, T);
   /// Its backward pass: (x, w, mean, rstd, g, dx, dw, db, rows, n); dx, dw and db may be null.
