@@ -393,10 +393,11 @@ inline constexpr index_t runtime_forward_min = 2048;
 /// runtime's program kernel, compiled for the CPU it runs on, and records
 /// it as a program where it should be: for float and double expressions of
 /// at least runtime_forward_min elements with a costly function
-/// (costly_functions; GELU, an exponential) and every operand a dense
-/// tensor at the result's extents or a scalar. False, doing nothing,
-/// otherwise: the caller's own loop (compiled for the caller's instruction
-/// set) evaluates it.
+/// (costly_functions; GELU, an exponential).  Where an operand is not a
+/// dense tensor at the result's extents or a scalar, the caller's own loop
+/// evaluates it and the program made is still the one recorded.  False,
+/// doing nothing, for any other expression: the caller evaluates and
+/// records it.
 template <class Out, class E>
 bool evaluate_in_runtime(Out& result, E const& e) {
   using B = typename Out::backend;
@@ -407,7 +408,9 @@ bool evaluate_in_runtime(Out& result, E const& e) {
     if (result.size() < runtime_forward_min) return false;
     auto n = std::make_shared<program_node<B, T>>("elementwise", padded(result.extents(), index_t{1}));
     (void)flatten<typename Out::specs>(*n, result.extents(), e);
-    if (!n->forward(result.data())) return false;
+    if (!n->forward(result.data())) {
+      backend_assign(B{}, result.data(), result.extents(), e.template evaluator<Out::rank>(result.extents()));
+    }
     if (should_record(e)) result.attach_grad_fn(std::move(n));
     return true;
   } else {
