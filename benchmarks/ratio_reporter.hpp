@@ -28,6 +28,8 @@
 
 #if DIMTENSOR_HAVE_LIBTORCH
 #include <torch/torch.h>
+#endif
+
 #include <string>
 
 #include <dimtensor/backends/cpu/dispatch.hpp>
@@ -46,7 +48,6 @@ inline bool const dimtensor_bench_context = [] {
 #endif
   return true;
 }();
-#endif
 
 namespace dimtensor_bench {
 

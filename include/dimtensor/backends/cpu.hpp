@@ -52,7 +52,7 @@
   how void backend_extremum_backward<T>(B, T const*, T const*, T const*, T*, index_t, index_t, index_t);    \
   how void backend_extremum_all_backward<T>(B, T const*, index_t, T, T, T*);                                \
   how void backend_gemm_batched<T>(B, index_t, index_t, index_t, index_t, kernel::strided_matrix<T const>,  \
-                                   kernel::strided_matrix<T const>, kernel::strided_matrix<T>);             \
+                                   kernel::strided_matrix<T const>, kernel::strided_matrix<T>, bool);       \
   DIMTENSOR_CPU_INDEX_INSTANCES_(how, B, T, std::int32_t)                                                   \
   DIMTENSOR_CPU_INDEX_INSTANCES_(how, B, T, std::int64_t)                                                   \
   DIMTENSOR_CPU_RANK_INSTANCES_(how, B, T, 1)                                                               \

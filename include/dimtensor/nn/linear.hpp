@@ -175,7 +175,8 @@ class linear : public module<linear<In, Out, T, Backend>> {
   /// is a permuted view of a fresh tensor.  Differentiable: the product's
   /// gradients go through the same GEMM as the forward pass (see
   /// `contract`), the bias's gradient is the sum of the output's gradient
-  /// over every dim but Out.
+  /// over every dim but Out.  The bias is the GEMM's C where the backend's
+  /// GEMM accumulates (`contract_affine_checked`): no pass of its own.
   template <class X>
     requires(Expression<expr_t<X>> || is_ill_formed_v<X>)
   auto operator()(X const& x) const {
@@ -188,14 +189,18 @@ class linear : public module<linear<In, Out, T, Backend>> {
             index_t const n = xt.template extent<In>();
             if (n != in_features())
               throw_extent_mismatch("linear", dim_name_v<In>, n, in_features(), "input", "weight");
+            auto const product = [&](auto const& input, auto contracted) {
+              using D = typename decltype(contracted)::type;
+              return has_bias_ ? contract_affine_checked<D>("linear", input, weight, bias)
+                               : contract_checked<D>("linear", input, weight);
+            };
             auto y = [&] {
               if constexpr (std::is_same_v<In, Out>) {
-                return contract_checked<weight_in>("linear", rename<In, weight_in>(xt), weight);
+                return product(rename<In, weight_in>(xt), std::type_identity<weight_in>{});
               } else {
-                return contract_checked<In>("linear", xt, weight);
+                return product(xt, std::type_identity<In>{});
               }
             }();
-            if (has_bias_) y = y + bias;  // y ends with Out, so bias aligns from the right
             using target = boost::mp11::mp_replace<meta::tags_of<typename X::specs>, In, Out>;
             return detail::permute_to<target>::apply(y);
           },

@@ -225,6 +225,11 @@ inline batch_levels split_batch(kernel::positions const& pos, kernel::layout con
 template <class Backend>
 inline constexpr bool two_level_batches = std::is_same_v<Backend, cpu>;
 
+/// Whether Backend's GEMM adds into C (`accumulate`), so that a bias C is
+/// filled with is added without a pass of its own (`contract_affine_checked`).
+template <class Backend>
+inline constexpr bool gemm_accumulates = std::is_same_v<Backend, cpu>;
+
 /// One operand read as a batch of matrices: its groups and, when they did
 /// not merge, the contiguous copy they are read from.  On the CPU a batch
 /// whose dims merge into two groups, not one ([Batch, Steps, Heads, Feat]
@@ -362,11 +367,12 @@ class contract_node final : public autograd::node {
   /// The node named @p name of a result of extents @p result (dims by role:
   /// @p batch, @p free_a, @p free_b).
   contract_node(std::string_view name, operand a, operand b, kernel::layout result, kernel::positions batch,
-                kernel::positions free_a, kernel::positions free_b)
-      : node(name), a_(std::move(a)), b_(std::move(b)), r_(result), r_batch_(batch), r_free_a_(free_a),
-        r_free_b_(free_b) {
+                kernel::positions free_a, kernel::positions free_b, operand bias = {})
+      : node(name), a_(std::move(a)), b_(std::move(b)), bias_(std::move(bias)), r_(result), r_batch_(batch),
+        r_free_a_(free_a), r_free_b_(free_b) {
     if (a_.state) inputs.push_back(a_.state);
     if (b_.state) inputs.push_back(b_.state);
+    if (bias_.state) inputs.push_back(bias_.state);
   }
 
   /// Hands each operand that requires gradients its gradient.
@@ -394,10 +400,18 @@ class contract_node final : public autograd::node {
       }
       autograd::add_gradient<Backend, T>(*b_.state, std::move(db), n);
     }
+    if (bias_.state) {
+      // Σ over every row of g: the bias is the result's last dim.
+      index_t const n = r_.ext[r_.rank - 1];
+      index_t const rows = n == 0 ? 0 : element_count(r_.ext) / n;
+      auto dbias = std::make_shared<typename Backend::template storage<T>>(n);
+      backend_sum(Backend{}, g, dbias->data(), index_t{1}, rows, n);
+      autograd::add_gradient<Backend, T>(*bias_.state, std::move(dbias), n);
+    }
   }
 
  private:
-  operand a_, b_;
+  operand a_, b_, bias_;
   kernel::layout r_;
   kernel::positions r_batch_, r_free_a_, r_free_b_;
 };
@@ -406,21 +420,40 @@ class contract_node final : public autograd::node {
 /// element type: the batched product of @p a and @p b into @p out (layout
 /// @p lr, dims by role @p r_batch, @p r_free_a, @p r_free_b), and, when
 /// @p record, the node whose rule gives each operand that requires
-/// gradients its gradient (null otherwise).
+/// gradients its gradient (null otherwise).  With a @p bias (its data not
+/// null; only where `gemm_accumulates<Backend>`, the contraction has no
+/// batch dims and the bias is over the result's last dim, its only free
+/// dim of b) the result is the bias in every row plus the product, in one
+/// GEMM call, and the node sums the bias's gradient.
 template <class Backend, class T>
 std::shared_ptr<autograd::node> contract_run(std::string_view name, contract_side<T> a, contract_side<T> b, T* out,
                                              kernel::layout const& lr, kernel::positions const& r_batch,
                                              kernel::positions const& r_free_a, kernel::positions const& r_free_b,
-                                             bool record) {
+                                             bool record, contract_side<T> bias) {
   kernel::layout const dense = dense_layout(lr);  // the result's gradient is contiguous
-  if (element_count(dense.ext) != 0) {
+  if (bias.data != nullptr) {
+    // out = bias in every row, then += a · b in the same GEMM call.
+    if constexpr (gemm_accumulates<Backend>) {
+      index_t const n = lr.ext[lr.rank - 1];
+      index_t const m = n == 0 ? 0 : element_count(dense.ext) / n;
+      index_t const k = merge_dims(a.d, a.layout).extent;
+      if (m * n != 0) {
+        backend_strided_copy(Backend{}, out, std::array<index_t, 2>{n, 1}, bias.data,
+                             std::array<index_t, 2>{0, bias.layout.str[0]}, std::array<index_t, 2>{m, n});
+        matrix_operand<Backend, T> const ma(a.data, a.layout, a.batch, a.free, a.d);
+        matrix_operand<Backend, T> const mb(b.data, b.layout, b.batch, b.d, b.free);
+        backend_gemm_batched(Backend{}, 1, m, n, k, ma.view, mb.view, kernel::strided_matrix<T>{out, m * n, n, 1},
+                             true);
+      }
+    }
+  } else if (element_count(dense.ext) != 0) {
     batched_product<Backend, T>(a.data, a.layout, a.batch, a.free, a.d, b.data, b.layout, b.batch, b.d, b.free, out, lr,
                                 r_batch, r_free_a, r_free_b);
   }
   if constexpr (std::is_floating_point_v<T>) {
     if (record) {
       return std::make_shared<contract_node<Backend, T>>(name, std::move(a), std::move(b), dense, r_batch, r_free_a,
-                                                          r_free_b);
+                                                         r_free_b, std::move(bias));
     }
   }
   return nullptr;
@@ -431,8 +464,8 @@ std::shared_ptr<autograd::node> contract_run(std::string_view name, contract_sid
 /// an operand requires gradients, records the rule: each operand's
 /// gradient is the contraction of the result's gradient with the other
 /// operand (the same GEMM path).
-template <class D, class TA, class TB>
-auto contract_tensors(std::string_view name, TA const& a, TB const& b) {
+template <class D, class TA, class TB, class TC = TA>
+auto contract_tensors(std::string_view name, TA const& a, TB const& b, TC const* bias = nullptr) {
   using Backend = typename TA::backend;
   using T = typename TA::value_type;
   using LA = typename TA::specs;
@@ -479,9 +512,15 @@ auto contract_tensors(std::string_view name, TA const& a, TB const& b) {
     return o;
   };
   bool record = false;
-  if constexpr (std::is_floating_point_v<T>) record = autograd::should_record(a, b);
+  contract_side<T> bias_side;
+  if (bias != nullptr) {
+    bias_side = side(*bias, kernel::positions{}, kernel::positions{}, kernel::positions{});
+    if constexpr (std::is_floating_point_v<T>) record = autograd::should_record(*bias);
+  }
+  if constexpr (std::is_floating_point_v<T>) record = record || autograd::should_record(a, b);
   auto node = contract_run<Backend, T>(name, side(a, a_batch, a_free, a_d), side(b, b_batch, b_free, b_d), out.data(),
-                                       kernel::layout(ext, out.strides()), r_batch, r_free_a, r_free_b, record);
+                                       kernel::layout(ext, out.strides()), r_batch, r_free_a, r_free_b, record,
+                                       std::move(bias_side));
   if (node) out.attach_grad_fn(std::move(node));
   return out;
 }
@@ -553,6 +592,34 @@ auto contract_checked(std::string_view name, TA const& a, TB const& b) {
   return detail::contract_tensors<D>(name, a, b);
 }
 
+/// @brief contract_checked<D>(a, b) + bias, where @p bias is a vector over
+/// b's one free dim (a linear layer: x · Wᵀ + b).  On a backend whose GEMM
+/// accumulates (the CPU) the result is filled with the bias and the product
+/// added to it in the same GEMM call, and the node also hands the bias its
+/// gradient (the sum of the result's gradient over every other dim);
+/// elsewhere, or when the contraction has batch dims, the bias is added
+/// after the product.  The bias's extent must be the free dim's
+/// (`shape_error` naming @p name, the dim and both sizes).
+template <class D, class TA, class TB, class TC>
+auto contract_affine_checked(std::string_view name, TA const& a, TB const& b, TC const& bias) {
+  using plan = detail::contraction_plan<D, typename TA::specs, typename TB::specs>;
+  using bias_dims = meta::tags_of<typename TC::specs>;
+  static_assert(std::is_same_v<bias_dims, typename plan::free_b> && boost::mp11::mp_size<bias_dims>::value == 1,
+                "dimtensor: contract_affine_checked: the bias's one dim must be b's one free dim");
+  using Out = boost::mp11::mp_front<bias_dims>;
+  index_t const n = b.template extent<Out>();
+  if (bias.template extent<Out>() != n) {
+    throw_extent_mismatch(name, dim_name_v<Out>, bias.template extent<Out>(), n, "bias", "weight");
+  }
+  if constexpr (detail::gemm_accumulates<typename TA::backend> && boost::mp11::mp_empty<typename plan::batch>::value) {
+    return detail::contract_tensors<D>(name, a, b, &bias);
+  } else {
+    auto y = detail::contract_tensors<D>(name, a, b);
+    y = y + bias;  // y ends with the bias's dim, so the bias aligns from the right
+    return y;
+  }
+}
+
 /// @brief Contracts @p a and @p b over the dim D, by name (einsum with
 /// named indices).
 ///
@@ -598,7 +665,8 @@ auto contract(A const& a, B const& b) {
                                          kernel::positions const&, kernel::positions const&);           \
   how std::shared_ptr<autograd::node> detail::contract_run<B, T>(                                               \
       std::string_view, detail::contract_side<T>, detail::contract_side<T>, T*, kernel::layout const&,      \
-      kernel::positions const&, kernel::positions const&, kernel::positions const&, bool);          \
+      kernel::positions const&, kernel::positions const&, kernel::positions const&, bool,           \
+      detail::contract_side<T>);                                                                                \
   how class detail::contract_node<B, T>;
 
 namespace dimtensor {

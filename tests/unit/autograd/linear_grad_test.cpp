@@ -80,6 +80,27 @@ TEST_CASE("linear: the bias's gradient is the output's gradient summed over ever
   CHECK_FALSE(x.requires_grad());
 }
 
+// On the CPU the bias is the GEMM's C and the product's node sums its
+// gradient: that node is recorded when the bias is the only operand that
+// requires a gradient.
+TEST_CASE("linear: the bias alone requiring a gradient gets it", "[autograd][linear]") {
+  dt::generator gen(9);
+  dt::nn::linear<Feat, Hidden> layer(Feat(5), Hidden(3), true, gen);
+  layer.weight = layer.weight.detach();
+  auto const x = dt::randn<float>(gen, Batch(3), Queries(7), Feat(5));
+  auto const g = dt::randn<float>(gen, Batch(3), Queries(7), Hidden(3));
+  auto const y = layer(x);
+  REQUIRE(y.requires_grad());
+  y.backward(g);
+  for (dt::index_t h = 0; h < 3; ++h) {
+    double sum = 0;
+    for (dt::index_t b = 0; b < 3; ++b)
+      for (dt::index_t q = 0; q < 7; ++q) sum += g(Batch(b), Queries(q), Hidden(h));
+    CHECK(layer.bias.grad()(Hidden(h)) == Approx(sum).margin(1e-5));
+  }
+  CHECK_FALSE(layer.weight.requires_grad());
+}
+
 TEST_CASE("parameters require grad; zero_grad(module) drops their gradients", "[autograd][linear]") {
   dt::generator gen(9);
   dt::nn::linear<Feat, Hidden> layer(Feat(2), Hidden(3), true, gen);

@@ -73,6 +73,15 @@ TEST_CASE("linear: forward against a naive loop", "[nn]") {
   }
 }
 
+TEST_CASE("linear: a bias of the wrong extent is a shape_error naming it", "[nn]") {
+  dt::nn::linear<Feat, Hidden> lin(Feat(4), Hidden(3));
+  lin.bias = dt::zeros<float>(Hidden(2));
+  auto const x = dt::ones<float>(Batch(2), Feat(4));
+  REQUIRE_THROWS_AS(lin(x), dt::shape_error);
+  REQUIRE_THROWS_WITH(lin(x), Catch::Contains("linear") && Catch::Contains("Hidden") && Catch::Contains("bias") &&
+                                  Catch::Contains("2") && Catch::Contains("3"));
+}
+
 TEST_CASE("linear: In extent mismatch is a shape_error", "[nn]") {
   dt::nn::linear<Feat, Hidden> lin(Feat(5), Hidden(3));
   auto const x = dt::ones<float>(Batch(2), Feat(6));
@@ -156,7 +165,8 @@ TEST_CASE("linear: parameters load from and save to .npy folders and safetensors
     bool equal = true;
     for (dt::index_t o = 0; o < 3; ++o) {
       equal = equal && a.W_q.bias(Hidden(o)) == b.W_q.bias(Hidden(o)) && a.W_o.bias(Hidden(o)) == b.W_o.bias(Hidden(o));
-      for (dt::index_t i = 0; i < 4; ++i) equal = equal && a.W_q.weight(Hidden(o), Feat(i)) == b.W_q.weight(Hidden(o), Feat(i));
+      for (dt::index_t i = 0; i < 4; ++i)
+        equal = equal && a.W_q.weight(Hidden(o), Feat(i)) == b.W_q.weight(Hidden(o), Feat(i));
       for (dt::index_t i = 0; i < 3; ++i)
         equal = equal && a.W_o.weight(Hidden(o), dt::prime<Hidden>(i)) == b.W_o.weight(Hidden(o), dt::prime<Hidden>(i));
     }
@@ -196,9 +206,8 @@ TEST_CASE("linear: parameters load from and save to .npy folders and safetensors
     two_layers dst = layers();
     auto const old = dst.W_q.weight.clone();
     REQUIRE_THROWS_AS(dt::nn::load_parameters(dst, dir), dt::io_error);
-    REQUIRE_THROWS_WITH(dt::nn::load_parameters(dst, dir), Catch::Contains("W_o.weight") &&
-                                                               Catch::Contains("Hidden'=5") &&
-                                                               Catch::Contains("Hidden'=3"));
+    REQUIRE_THROWS_WITH(dt::nn::load_parameters(dst, dir),
+                        Catch::Contains("W_o.weight") && Catch::Contains("Hidden'=5") && Catch::Contains("Hidden'=3"));
     for (dt::index_t i = 0; i < 4; ++i) CHECK(dst.W_q.weight(Hidden(0), Feat(i)) == old(Hidden(0), Feat(i)));
   }
   SECTION("a missing file names the key") {
@@ -268,7 +277,9 @@ TEMPLATE_TEST_CASE("linear<Hidden, Hidden>: a square layer against a naive loop"
     auto const x = dt::randn<T>(gen, Batch(2), Queries(3), Hidden(in));
     dt::tensor<T, Batch, Queries, Hidden> const y = W_o(x);
     CHECK(y.extents() == std::array<dt::index_t, 3>{2, 3, out});
-    auto const at = [](auto const& t, dt::index_t b, dt::index_t q, dt::index_t i) { return t(Batch(b), Queries(q), Hidden(i)); };
+    auto const at = [](auto const& t, dt::index_t b, dt::index_t q, dt::index_t i) {
+      return t(Batch(b), Queries(q), Hidden(i));
+    };
     for (dt::index_t b = 0; b < 2; ++b)
       for (dt::index_t q = 0; q < 3; ++q)
         for (dt::index_t o = 0; o < out; ++o)
@@ -306,7 +317,8 @@ TEST_CASE("linear<Hidden, Hidden>: parameters and a second application", "[nn]")
   dt::tensor<float, Batch, Hidden> const twice = W_o(W_o(x));
   dt::tensor<float, Batch, Hidden> const again = W_o(once);
   for (dt::index_t b = 0; b < 3; ++b)
-    for (dt::index_t h = 0; h < 4; ++h) CHECK(twice(Batch(b), Hidden(h)) == Approx(again(Batch(b), Hidden(h))).margin(1e-6));
+    for (dt::index_t h = 0; h < 4; ++h)
+      CHECK(twice(Batch(b), Hidden(h)) == Approx(again(Batch(b), Hidden(h))).margin(1e-6));
 }
 
 TEST_CASE("linear: extents must be positive", "[nn]") {

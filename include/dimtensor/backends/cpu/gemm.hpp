@@ -47,7 +47,6 @@ using kernel::fits_int;
 /// kernels too little to block over.
 inline constexpr index_t gemm_min_block = 64;
 
-
 namespace detail {
 
 // A scratch buffer from the caching allocator (so repeated products reuse
@@ -87,7 +86,8 @@ inline constexpr index_t ref_depth = 128;
 }  // namespace detail
 
 /// @brief The portable batched product C[b] = A[b] · B[b] (A: m x k,
-/// B: k x n, C: m x n), correct for any strides and every element type.
+/// B: k x n, C: m x n), correct for any strides and every element type;
+/// with @p accumulate, C[b] += A[b] · B[b].
 ///
 /// Loop order i-k-j on blocks, so the innermost loop runs along a row of B
 /// and of an accumulator and vectorizes.  Threads split the batch and the
@@ -95,7 +95,7 @@ inline constexpr index_t ref_depth = 128;
 /// public so tests can check both paths.
 template <class T>
 void gemm_reference(index_t batch, index_t m, index_t n, index_t k, strided_matrix<T const> a,
-                    strided_matrix<T const> b, strided_matrix<T> c) {
+                    strided_matrix<T const> b, strided_matrix<T> c, bool accumulate = false) {
   using detail::ref_cols;
   using detail::ref_depth;
   using detail::ref_rows;
@@ -134,7 +134,9 @@ void gemm_reference(index_t batch, index_t m, index_t n, index_t k, strided_matr
         for (index_t i = 0; i < rows; ++i) {
           T* const crow = cb + (i0 + i) * c.row_stride + j0 * c.col_stride;
           T const* const in = acc + i * ref_cols;
-          if (c.col_stride == 1) {
+          if (accumulate) {
+            for (index_t j = 0; j < cols; ++j) crow[j * c.col_stride] += in[j];
+          } else if (c.col_stride == 1) {
             DIMTENSOR_SIMD
             for (index_t j = 0; j < cols; ++j) crow[j] = in[j];
           } else {
@@ -145,7 +147,6 @@ void gemm_reference(index_t batch, index_t m, index_t n, index_t k, strided_matr
     }
   });
 }
-
 
 #if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
 
@@ -193,10 +194,10 @@ strided_matrix<T const> pack(index_t batch, index_t rows, index_t cols, strided_
 template <class T>
   requires(std::is_same_v<T, float> || std::is_same_v<T, double>)
 void gemm_blas(index_t batch, index_t m, index_t n, index_t k, strided_matrix<T const> a, strided_matrix<T const> b,
-               strided_matrix<T> c) {
+               strided_matrix<T> c, bool accumulate = false) {
   if (batch <= 0 || m <= 0 || n <= 0) return;
   if (k <= 0) {
-    detail::fill_zero(batch, m, n, c);
+    if (!accumulate) detail::fill_zero(batch, m, n, c);
     return;
   }
   // An output BLAS cannot write: compute into a row-major scratch, then scatter.
@@ -208,20 +209,24 @@ void gemm_blas(index_t batch, index_t m, index_t n, index_t k, strided_matrix<T 
       for (index_t t = begin; t < end; ++t) {
         T* out = c.data + c.offset(t / m) + (t % m) * c.row_stride;
         T const* in = tmp.data() + t * n;
-        for (index_t j = 0; j < n; ++j) out[j * c.col_stride] = in[j];
+        if (accumulate) {
+          for (index_t j = 0; j < n; ++j) out[j * c.col_stride] += in[j];
+        } else {
+          for (index_t j = 0; j < n; ++j) out[j * c.col_stride] = in[j];
+        }
       }
     });
     return;
   }
   if (cv.trans) {  // C is column-major: write C^T (n x m, row-major) = B^T · A^T
-    gemm_blas<T>(batch, n, m, k, transposed(b), transposed(a), transposed(c));
+    gemm_blas<T>(batch, n, m, k, transposed(b), transposed(a), transposed(c), accumulate);
     return;
   }
   auto av = detail::blas_layout(m, k, a.row_stride, a.col_stride);
   auto bv = detail::blas_layout(k, n, b.row_stride, b.col_stride);
   if (!detail::fits_int(m) || !detail::fits_int(n) || !detail::fits_int(k) || !detail::fits_int(cv.ld) ||
       (av.ok && !detail::fits_int(av.ld)) || (bv.ok && !detail::fits_int(bv.ld))) {
-    gemm_reference<T>(batch, m, n, k, a, b, c);  // too large for CBLAS's int arguments
+    gemm_reference<T>(batch, m, n, k, a, b, c, accumulate);  // too large for CBLAS's int arguments
     return;
   }
   index_t const a_count = av.ok ? 0 : batch * m * k;
@@ -255,8 +260,8 @@ void gemm_blas(index_t batch, index_t m, index_t n, index_t k, strided_matrix<T 
       T const* pa = a.data + a.offset(bi) + (by_rows ? first * a.row_stride : 0);
       T const* pb = b.data + b.offset(bi) + (by_rows ? 0 : first * b.col_stride);
       T* pc = c.data + c.offset(bi) + (by_rows ? first * c.row_stride : first * c.col_stride);
-      detail::blas_gemm<T>(av.trans, bv.trans, by_rows ? count : m, by_rows ? n : count, k, pa, av.ld, pb, bv.ld,
-                           pc, cv.ld);
+      detail::blas_gemm<T>(av.trans, bv.trans, by_rows ? count : m, by_rows ? n : count, k, pa, av.ld, pb, bv.ld, pc,
+                           cv.ld, accumulate ? T(1) : T(0));
     }
   });
 }
@@ -266,7 +271,9 @@ void gemm_blas(index_t batch, index_t m, index_t n, index_t k, strided_matrix<T 
 }  // namespace backends::cpu
 
 /// @brief The CPU backend's batched matrix product: for every b in
-/// [0, batch), C[b] (m x n) = A[b] (m x k) · B[b] (k x n), overwriting C.
+/// [0, batch), C[b] (m x n) = A[b] (m x k) · B[b] (k x n), overwriting C,
+/// or with @p accumulate added to C (BLAS's beta = 1: a bias C was filled
+/// with costs no pass of its own).
 ///
 /// Operands are strided (`backends::cpu::strided_matrix`), so transposed
 /// and sliced views are read in place.  float and double go through CBLAS
@@ -275,14 +282,14 @@ void gemm_blas(index_t batch, index_t m, index_t n, index_t k, strided_matrix<T 
 template <class T>
 void backend_gemm_batched(cpu, index_t batch, index_t m, index_t n, index_t k,
                           backends::cpu::strided_matrix<T const> a, backends::cpu::strided_matrix<T const> b,
-                          backends::cpu::strided_matrix<T> c) {
+                          backends::cpu::strided_matrix<T> c, bool accumulate = false) {
 #if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    backends::cpu::gemm_blas<T>(batch, m, n, k, a, b, c);
+    backends::cpu::gemm_blas<T>(batch, m, n, k, a, b, c, accumulate);
     return;
   }
 #endif
-  backends::cpu::gemm_reference<T>(batch, m, n, k, a, b, c);
+  backends::cpu::gemm_reference<T>(batch, m, n, k, a, b, c, accumulate);
 }
 
 }  // namespace dimtensor
