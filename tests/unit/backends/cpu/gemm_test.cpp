@@ -93,18 +93,19 @@ enum class path { reference, dispatch, blas };
 
 template <class T>
 void run(path p, index_t batch, index_t m, index_t n, index_t k, operand<T> const& a, operand<T> const& b,
-         operand<T>& c) {
+         operand<T>& c, bool accumulate) {
   switch (p) {
     case path::reference:
-      dimtensor::backends::cpu::gemm_reference<T>(batch, m, n, k, a.cview(), b.cview(), c.view());
+      dimtensor::backends::cpu::gemm_reference<T>(batch, m, n, k, a.cview(), b.cview(), c.view(), accumulate);
       break;
     case path::dispatch:
-      dimtensor::backend_gemm_batched<T>(dimtensor::cpu{}, batch, m, n, k, a.cview(), b.cview(), c.view());
+      dimtensor::backend_gemm_batched<T>(dimtensor::cpu{}, batch, m, n, k, a.cview(), b.cview(), c.view(),
+                                         accumulate);
       break;
     case path::blas:
 #if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
       if constexpr (std::is_floating_point_v<T>) {
-        dimtensor::backends::cpu::gemm_blas<T>(batch, m, n, k, a.cview(), b.cview(), c.view());
+        dimtensor::backends::cpu::gemm_blas<T>(batch, m, n, k, a.cview(), b.cview(), c.view(), accumulate);
       }
 #endif
       break;
@@ -113,31 +114,35 @@ void run(path p, index_t batch, index_t m, index_t n, index_t k, operand<T> cons
 
 // Checks C against a naive triple loop (accumulated in long double), and
 // that the elements of C's buffer outside the matrices were not touched.
+// With @p accumulate, C starts as the sentinel everywhere and the product
+// is added to it.
 template <class T>
-void check(path p, layout la, layout lb, layout lc, index_t batch, index_t m, index_t n, index_t k) {
+void check(path p, layout la, layout lb, layout lc, index_t batch, index_t m, index_t n, index_t k,
+           bool accumulate = false) {
   INFO("A " << name(la) << ", B " << name(lb) << ", C " << name(lc) << ", batch " << batch << ", m " << m << ", n "
-            << n << ", k " << k);
+            << n << ", k " << k << ", accumulate " << accumulate);
   std::mt19937 rng(static_cast<unsigned>(batch * 1000003 + m * 10007 + n * 101 + k));
   auto const a = random_operand<T>(la, batch, m, k, rng);
   auto const b = random_operand<T>(lb, batch, k, n, rng);
   operand<T> c;
   c.st = make_strides(lc, batch, m, n);
   c.buffer.assign(static_cast<std::size_t>(c.st.size), sentinel<T>());
-  run(p, batch, m, n, k, a, b, c);
+  run(p, batch, m, n, k, a, b, c, accumulate);
 
   std::vector<char> written(c.buffer.size(), 0);
   for (index_t bi = 0; bi < batch; ++bi) {
     for (index_t i = 0; i < m; ++i) {
       for (index_t j = 0; j < n; ++j) {
-        long double want = 0;
+        long double want = accumulate ? static_cast<long double>(sentinel<T>()) : 0;
         for (index_t q = 0; q < k; ++q) {
           want += static_cast<long double>(a.at(bi, i, q)) * static_cast<long double>(b.at(bi, q, j));
         }
         T const got = c.at(bi, i, j);
         written[static_cast<std::size_t>(bi * c.st.batch + i * c.st.row + j * c.st.col)] = 1;
         if constexpr (std::is_floating_point_v<T>) {
-          // |error| <= k * eps * sum |a||b|, and |a|, |b| <= 1
-          double const tol = static_cast<double>(k + 1) * std::numeric_limits<T>::epsilon() * 4;
+          // |error| <= k * eps * sum |a||b|, and |a|, |b| <= 1; plus the rounding of C's first value
+          double const start = accumulate ? static_cast<double>(sentinel<T>()) : 0.0;
+          double const tol = (static_cast<double>(k + 1) + start) * std::numeric_limits<T>::epsilon() * 4;
           if (std::abs(static_cast<double>(got) - static_cast<double>(want)) > tol) {
             FAIL_CHECK("C(" << bi << ", " << i << ", " << j << ") = " << got << ", want "
                             << static_cast<double>(want));
@@ -234,6 +239,22 @@ TEMPLATE_TEST_CASE("gemm_blas matches a naive loop for every operand layout", "[
   }
 }
 #endif
+
+// accumulate (BLAS's beta = 1) is how nn::linear's bias, filled into C
+// first, costs no pass of its own.
+TEMPLATE_TEST_CASE("with accumulate, every path adds the product into C", "[gemm]", float, double, std::int32_t) {
+  std::vector<path> paths{path::reference, path::dispatch};
+#if defined(DIMTENSOR_HAS_CBLAS) && DIMTENSOR_HAS_CBLAS
+  if constexpr (std::is_floating_point_v<TestType>) paths.push_back(path::blas);
+#endif
+  constexpr dimtensor::index_t tall = 3 * dimtensor::backends::cpu::gemm_min_block + 5;
+  for (path p : paths) {
+    for (layout lc : all_layouts) check<TestType>(p, layout::row_major, layout::col_major, lc, 2, 5, 7, 3, true);
+    check<TestType>(p, layout::row_major, layout::row_major, layout::row_major, 1, tall, 80, 60, true);
+    check<TestType>(p, layout::col_major, layout::row_major, layout::row_major, 1, 70, tall, 60, true);
+    check<TestType>(p, layout::row_major, layout::row_major, layout::row_major, 2, 4, 3, 0, true);  // C stays
+  }
+}
 
 TEMPLATE_TEST_CASE("batched products with an extent 0", "[gemm]", float, double, std::int32_t) {
   std::vector<path> paths{path::reference, path::dispatch};
