@@ -59,6 +59,14 @@ struct contraction_of_bool {
                 "(see contraction_of_bool<call> above)");
 };
 
+/// contract_affine_checked with a bias whose dims are not b's one free dim.
+template <class BiasDims, class FreeDims>
+struct affine_bias_not_free_dim {
+  static_assert(always_false<BiasDims, FreeDims>,
+                "dimtensor: contract_affine_checked adds the bias along b's one free dim, the result's last "
+                "(see affine_bias_not_free_dim<the bias's dims, b's free dims> above); give the bias that dim alone");
+};
+
 }  // namespace diagnostic
 
 /// @brief Customization point: how a contraction (`contract`, `bmm`)
@@ -592,31 +600,50 @@ auto contract_checked(std::string_view name, TA const& a, TB const& b) {
   return detail::contract_tensors<D>(name, a, b);
 }
 
+namespace detail {
+
+/// contract_affine_checked once the bias's dim is known to be b's free dim.
+template <class D, class TA, class TB, class TC>
+auto contract_affine_tensors(std::string_view name, TA const& a, TB const& b, TC const& bias) {
+  using plan = contraction_plan<D, typename TA::specs, typename TB::specs>;
+  using Out = boost::mp11::mp_front<meta::tags_of<typename TC::specs>>;
+  index_t const n = b.template extent<Out>();
+  if (bias.template extent<Out>() != n) {
+    throw_extent_mismatch(name, dim_name_v<Out>, bias.template extent<Out>(), n, "bias", "weight");
+  }
+  if constexpr (gemm_accumulates<typename TA::backend> && boost::mp11::mp_empty<typename plan::batch>::value) {
+    return contract_tensors<D>(name, a, b, &bias);
+  } else {
+    auto y = contract_tensors<D>(name, a, b);
+    y = y + bias;  // y ends with the bias's dim, so the bias aligns from the right
+    return y;
+  }
+}
+
+}  // namespace detail
+
 /// @brief contract_checked<D>(a, b) + bias, where @p bias is a vector over
 /// b's one free dim (a linear layer: x · Wᵀ + b).  On a backend whose GEMM
 /// accumulates (the CPU) the result is filled with the bias and the product
 /// added to it in the same GEMM call, and the node also hands the bias its
 /// gradient (the sum of the result's gradient over every other dim);
 /// elsewhere, or when the contraction has batch dims, the bias is added
-/// after the product.  The bias's extent must be the free dim's
-/// (`shape_error` naming @p name, the dim and both sizes).
+/// after the product.  The bias's dims must be b's one free dim
+/// (`affine_bias_not_free_dim<the bias's dims, b's free dims>` at compile
+/// time) and its extent that dim's (`shape_error` naming @p name, the dim
+/// and both sizes).
 template <class D, class TA, class TB, class TC>
 auto contract_affine_checked(std::string_view name, TA const& a, TB const& b, TC const& bias) {
   using plan = detail::contraction_plan<D, typename TA::specs, typename TB::specs>;
   using bias_dims = meta::tags_of<typename TC::specs>;
-  static_assert(std::is_same_v<bias_dims, typename plan::free_b> && boost::mp11::mp_size<bias_dims>::value == 1,
-                "dimtensor: contract_affine_checked: the bias's one dim must be b's one free dim");
-  using Out = boost::mp11::mp_front<bias_dims>;
-  index_t const n = b.template extent<Out>();
-  if (bias.template extent<Out>() != n) {
-    throw_extent_mismatch(name, dim_name_v<Out>, bias.template extent<Out>(), n, "bias", "weight");
-  }
-  if constexpr (detail::gemm_accumulates<typename TA::backend> && boost::mp11::mp_empty<typename plan::batch>::value) {
-    return detail::contract_tensors<D>(name, a, b, &bias);
+  constexpr bool one_free_dim =
+      std::is_same_v<bias_dims, typename plan::free_b> && boost::mp11::mp_size<bias_dims>::value == 1;
+  using diagnosis =
+      std::conditional_t<one_free_dim, void, diagnostic::affine_bias_not_free_dim<bias_dims, typename plan::free_b>>;
+  if constexpr (rejects(std::type_identity<diagnosis>{})) {
+    return ill_formed{};
   } else {
-    auto y = detail::contract_tensors<D>(name, a, b);
-    y = y + bias;  // y ends with the bias's dim, so the bias aligns from the right
-    return y;
+    return detail::contract_affine_tensors<D>(name, a, b, bias);
   }
 }
 
