@@ -130,7 +130,12 @@ def encoder_cases(Encoder, folder, name, config, args, result):
                                "block%d" % last)}
     for key, (torch_grad, dt_grad, _) in grads.items():
         checks[key] = float((torch_grad - dt_grad).abs().max()) / scale_of(dt_grad)
-    if any(checks[key] > 1e-4 for key in grads):
+    if any(checks[key] > 1e-4 for key in grads) and args.only:
+        # A profile's run (--only): the timing runs made the float64
+        # comparison below, which would be most of this process's profile.
+        for key in grads:
+            limits[key] = math.inf
+    elif any(checks[key] > 1e-4 for key in grads):
         # In a deep stack float rounding alone moves the gradients by more
         # than 1e-4 (at bert-base size PyTorch's own float gradients differ
         # from its float64 ones by about 1e-2 at their worst element).  Then
@@ -248,7 +253,7 @@ def main():
     parser.add_argument("--min-time", type=float, default=1.0, help="seconds per case")
     parser.add_argument("--min-runs", type=int, default=5, help="timed runs per case, at least (1 for bert-base)")
     parser.add_argument("--no-compile", dest="compile", action="store_false", help="leave out torch.compile")
-    parser.add_argument("--only", help="time this case alone (for a profile)")
+    parser.add_argument("--only", help="time this case alone (for a profile; the float64 comparison is left to the timing runs)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.ones(8).sum()  # the CPU capability is fixed here, before anything else is imported
