@@ -140,32 +140,142 @@ void elementwise_derivative(T* out, index_t n, int op, int which, T const* g, T 
                                             {static_cast<autograd::op_code>(op), which}, g, a, b);
 }
 
-/// One pass of a function object over a block of n dense elements (one thread).
-template <class T>
+/// One pass of a function object over a block of n dense elements (one
+/// thread): writes them, or with @p Add adds them to the elements there.
+template <class T, bool Add = false>
 struct block_pass {
   T* out;
   index_t n;
   template <class F, class... P>
   void operator()(F f, P const*... ps) const {
     T* const o = out;
-    DIMTENSOR_SIMD
-    for (index_t i = 0; i < n; ++i) o[i] = f(ps[i]...);
+    if constexpr (Add) {
+      DIMTENSOR_SIMD
+      for (index_t i = 0; i < n; ++i) o[i] += f(ps[i]...);
+    } else {
+      DIMTENSOR_SIMD
+      for (index_t i = 0; i < n; ++i) o[i] = f(ps[i]...);
+    }
   }
 };
 
-/// Elements per block of a program's passes: every step's buffer of one
-/// block stays in L1 (256 and 1,024 measured no better).
-inline constexpr index_t program_block = 512;
-
-/// Fills the slots of @p values (one block per step) of a program's scalar
-/// leaves whose values are computed: once per thread, for every block.
+/// @brief Elements per block of a program's pass that keeps @p slots
+/// buffers of one block each: as many as keep them in half of L1 (the
+/// other half for the blocks of the tensors it streams through), from 64
+/// to 512.  Past L1 each step's pass waits on L2 (a GELU's backward with a
+/// buffer per step, 20 of them: 512 floats measured 10% slower than 256).
 template <class T>
-void program_fill_scalars(kernel::program_pass<T> const& p, T* values) {
-  static constexpr index_t block = program_block;
+index_t program_block(std::size_t slots) {
+  static constexpr std::size_t budget = std::size_t{16} << 10;
+  index_t block = 512;
+  while (block > 64 && slots * static_cast<std::size_t>(block) * sizeof(T) > budget) block /= 2;
+  return block;
+}
+
+/// No buffer: the step's values are read in place, or not kept.
+inline constexpr std::uint32_t no_slot = ~std::uint32_t{0};
+
+/// @brief Which buffer of one block each step of a program's pass keeps
+/// (only those it needs, so that more elements fit a block in L1).
+struct program_slots {
+  /// Per step: its values' buffer (a step the rules read, or a scalar leaf;
+  /// not a leaf read in place, nor the forward pass's result).
+  std::vector<std::uint32_t> value;
+  /// Per step: its gradient's buffer (a step that gradients are written
+  /// to; not a leaf whose gradients go straight to its output buffer, nor
+  /// one a gradient passes to).
+  std::vector<std::uint32_t> grad;
+  /// Per output buffer: whether its leaves' gradients are written straight
+  /// to it.  Only where that sums them in the order of the leaves' own
+  /// buffers (kept when it is not), which the other backends' interpreter
+  /// follows: the last leaf's gradients first, then each other leaf's one
+  /// gradient from the last leaf to the first.
+  std::vector<unsigned char> direct;
+  /// The number of buffers.
+  std::uint32_t count = 0;
+};
+
+/// Whether the gradients sent to step @p s of @p p go straight to its
+/// output buffer.
+template <class T>
+bool program_direct(kernel::program_pass<T> const& p, program_slots const& slots, std::uint32_t s) {
+  kernel::program_op const& op = p.ops[s];
+  return op.code == static_cast<std::uint8_t>(autograd::op_code::leaf) && op.output >= 0 &&
+         slots.direct[static_cast<std::size_t>(op.output)] != 0;
+}
+
+/// The buffers of a forward (@p backward false) or backward pass of @p p.
+template <class T>
+program_slots program_slots_of(kernel::program_pass<T> const& p, bool backward) {
+  std::uint32_t const m = p.count;
+  program_slots slots;
+  slots.value.assign(m, no_slot);
+  slots.grad.assign(m, no_slot);
+  for (std::uint32_t s = 0; s < m; ++s) {
+    kernel::program_op const& op = p.ops[s];
+    bool const leaf = op.code == static_cast<std::uint8_t>(autograd::op_code::leaf);
+    bool const in_place = leaf && p.inputs[s] != nullptr;
+    bool const result = !backward && s + 1 == m;
+    if (op.value && !in_place && !result) slots.value[s] = slots.count++;
+  }
+  if (!backward) return slots;
+  auto const leaf = [&p](std::uint32_t s) {
+    return p.ops[s].code == static_cast<std::uint8_t>(autograd::op_code::leaf);
+  };
+  // Per output: its leaves from the last, and the leaves its gradients are
+  // sent to, in the order the pass sends them.
+  std::int32_t outputs = 0;
+  for (std::uint32_t s = 0; s < m; ++s) outputs = std::max(outputs, p.ops[s].output + 1);
+  std::vector<std::vector<std::uint32_t>> leaves(static_cast<std::size_t>(outputs));
+  std::vector<std::vector<std::uint32_t>> sends(static_cast<std::size_t>(outputs));
+  slots.direct.assign(static_cast<std::size_t>(outputs), 1);
+  for (std::uint32_t s = m; s-- > 0;) {
+    kernel::program_op const& op = p.ops[s];
+    if (!op.reached) continue;
+    if (leaf(s)) {
+      if (op.output >= 0) leaves[static_cast<std::size_t>(op.output)].push_back(s);
+      continue;
+    }
+    for (int i = 0; i < op.arity; ++i) {
+      kernel::gradient_send const send = op.send[static_cast<std::size_t>(i)];
+      std::uint32_t const arg = op.args[static_cast<std::size_t>(i)];
+      if (send == kernel::gradient_send::none || !leaf(arg) || p.ops[arg].output < 0) continue;
+      auto const o = static_cast<std::size_t>(p.ops[arg].output);
+      if (send == kernel::gradient_send::alias) slots.direct[o] = 0;  // the leaf's own pass writes it
+      sends[o].push_back(arg);
+    }
+  }
+  for (std::size_t o = 0; o < sends.size(); ++o) {
+    std::vector<std::uint32_t> const& l = leaves[o];
+    std::vector<std::uint32_t> const& sent = sends[o];
+    std::size_t k = 0;
+    while (k < sent.size() && !l.empty() && sent[k] == l[0]) ++k;
+    bool const in_order = k > 0 && sent.size() - k == l.size() - 1 && std::equal(sent.begin() + static_cast<std::ptrdiff_t>(k), sent.end(), l.begin() + 1);
+    if (!in_order) slots.direct[o] = 0;
+  }
+  for (std::uint32_t s = m; s-- > 0;) {
+    kernel::program_op const& op = p.ops[s];
+    if (!op.reached || leaf(s)) continue;
+    for (int i = 0; i < op.arity; ++i) {
+      kernel::gradient_send const send = op.send[static_cast<std::size_t>(i)];
+      if (send != kernel::gradient_send::set && send != kernel::gradient_send::add) continue;
+      std::uint32_t const arg = op.args[static_cast<std::size_t>(i)];
+      if (slots.grad[arg] == no_slot && !program_direct(p, slots, arg)) slots.grad[arg] = slots.count++;
+    }
+  }
+  return slots;
+}
+
+/// Fills the buffers (of @p block elements each, from @p buffers) of a
+/// program's scalar leaves whose values are computed: once per thread, for
+/// every block.
+template <class T>
+void program_fill_scalars(kernel::program_pass<T> const& p, program_slots const& slots, T* buffers,
+                          index_t block) {
   for (std::uint32_t s = 0; s < p.count; ++s) {
     kernel::program_op const& op = p.ops[s];
     if (op.value && op.code == static_cast<std::uint8_t>(autograd::op_code::leaf) && p.inputs[s] == nullptr) {
-      T* const slot = values + static_cast<std::size_t>(s) * block;
+      T* const slot = buffers + static_cast<std::size_t>(slots.value[s]) * static_cast<std::size_t>(block);
       std::fill(slot, slot + block, p.scalars[s]);
     }
   }
@@ -173,19 +283,21 @@ void program_fill_scalars(kernel::program_pass<T> const& p, T* values) {
 
 /// The values of a program's steps that are computed (`program_op::value`)
 /// for the block of @p n elements from element @p i0: a leaf's are read in
-/// place (a scalar's slot was filled by program_fill_scalars), the others
-/// go to their slot of @p values (one block per step); @p vp gets each
-/// step's.  With @p last, the last step's values go there.
+/// place (a scalar's buffer was filled by program_fill_scalars), the others
+/// go to their buffer (of @p block elements each, from @p buffers); @p vp
+/// gets each step's.  With @p last, the last step's values go there.
 template <class T>
-void program_block_values(kernel::program_pass<T> const& p, index_t i0, index_t n, T* values, T const** vp,
-                          T* last = nullptr) {
-  static constexpr index_t block = program_block;
+void program_block_values(kernel::program_pass<T> const& p, program_slots const& slots, T* buffers, index_t block,
+                          index_t i0, index_t n, T const** vp, T* last = nullptr) {
   std::uint32_t const m = p.count;
   for (std::uint32_t s = 0; s < m; ++s) {
     kernel::program_op const& op = p.ops[s];
     if (!op.value) continue;
     bool const to_last = last != nullptr && s + 1 == m;
-    T* const slot = to_last ? last : values + static_cast<std::size_t>(s) * block;
+    T* const slot = to_last ? last
+                            : slots.value[s] == no_slot
+                                ? nullptr
+                                : buffers + static_cast<std::size_t>(slots.value[s]) * static_cast<std::size_t>(block);
     if (op.code == static_cast<std::uint8_t>(autograd::op_code::leaf)) {
       if (p.inputs[s] != nullptr) {
         T const* const in = p.inputs[s] + i0;
@@ -213,16 +325,19 @@ void program_block_values(kernel::program_pass<T> const& p, index_t i0, index_t 
 /// whatever the instruction set the caller was compiled for).
 template <class T>
 void program_forward(kernel::program_pass<T> const& p) {
-  static constexpr index_t block = program_block;
   std::uint32_t const m = p.count;
+  program_slots const slots = program_slots_of(p, false);
+  index_t const block = program_block<T>(slots.count);
   index_t const blocks = (p.size + block - 1) / block;
-  parallel_for(blocks, block * static_cast<index_t>(m) / 4 + 1, [&p, m](index_t first, index_t last) {
-    std::vector<T> values(static_cast<std::size_t>(m) * block);
+  parallel_for(blocks, block * static_cast<index_t>(m) / 4 + 1, [&p, &slots, m, block](index_t first, index_t last) {
+    // 64-byte aligned (the caching allocator's): the passes' loads split no cache line
+    detail::scratch<T> const buffers(static_cast<index_t>(slots.count) * block);
     std::vector<T const*> vp(m, nullptr);
-    program_fill_scalars(p, values.data());
+    program_fill_scalars(p, slots, buffers.data(), block);
     for (index_t b = first; b < last; ++b) {
       index_t const i0 = b * block;
-      program_block_values(p, i0, std::min(block, p.size - i0), values.data(), vp.data(), p.result + i0);
+      program_block_values(p, slots, buffers.data(), block, i0, std::min(block, p.size - i0), vp.data(),
+                           p.result + i0);
     }
   });
 }
@@ -230,24 +345,31 @@ void program_forward(kernel::program_pass<T> const& p) {
 /// @brief A recorded program's backward pass (kernel/program.hpp), block
 /// by block: per block of `block` elements, the values the rules read, then
 /// the steps' gradients from the result's to the leaves', in buffers of one
-/// block per step that stay in cache; each leaf's gradient is written once.
+/// block that stay in cache; each leaf's gradient goes straight to its
+/// output buffer (set by the first of the block's writes there, added to
+/// by the others).
 template <class T>
 void program_backward(kernel::program_pass<T> const& p) {
-  static constexpr index_t block = program_block;
   std::uint32_t const m = p.count;
+  program_slots const slots = program_slots_of(p, true);
+  index_t const block = program_block<T>(slots.count);
+  auto const stride = static_cast<std::size_t>(block);
   index_t const blocks = (p.size + block - 1) / block;
-  parallel_for(blocks, block * static_cast<index_t>(m) / 4 + 1, [&p, m](index_t first, index_t last) {
-    std::vector<T> scratch((2 * static_cast<std::size_t>(m) + 1) * block);
-    T* const values = scratch.data();
-    T* const grads = values + static_cast<std::size_t>(m) * block;
-    T* const tmp = grads + static_cast<std::size_t>(m) * block;
+  parallel_for(blocks, block * static_cast<index_t>(m) / 4 + 1, [&p, &slots, m, block, stride](index_t first,
+                                                                                             index_t last) {
+    detail::scratch<T> const scratch(static_cast<index_t>(slots.count) * block);  // 64-byte aligned
+    T* const buffers = scratch.data();
     std::vector<T const*> vp(m, nullptr);
     std::vector<T const*> gp(m, nullptr);
-    program_fill_scalars(p, values);
+    std::int32_t outputs = 0;
+    for (std::uint32_t s = 0; s < m; ++s) outputs = std::max(outputs, p.ops[s].output + 1);
+    std::vector<unsigned char> written(static_cast<std::size_t>(outputs));  // per output: this block's part written
+    program_fill_scalars(p, slots, buffers, block);
     for (index_t b = first; b < last; ++b) {
       index_t const i0 = b * block;
       index_t const n = std::min(block, p.size - i0);
-      program_block_values(p, i0, n, values, vp.data());
+      program_block_values(p, slots, buffers, block, i0, n, vp.data());
+      std::fill(written.begin(), written.end(), static_cast<unsigned char>(0));
       gp[m - 1] = p.grad + i0;
       for (std::uint32_t s = m; s-- > 0;) {
         kernel::program_op const& op = p.ops[s];
@@ -256,11 +378,14 @@ void program_backward(kernel::program_pass<T> const& p) {
         if (op.code == static_cast<std::uint8_t>(autograd::op_code::leaf)) {
           if (op.output < 0) continue;
           T* const o = p.outputs[op.output] + i0;
-          if (op.output_adds) {
+          if (g == o) continue;  // its gradients were written there
+          unsigned char& w = written[static_cast<std::size_t>(op.output)];
+          if (w != 0) {
             DIMTENSOR_SIMD
             for (index_t i = 0; i < n; ++i) o[i] += g[i];
           } else {
             std::copy(g, g + n, o);
+            w = 1;
           }
           continue;
         }
@@ -273,25 +398,35 @@ void program_backward(kernel::program_pass<T> const& p) {
             gp[arg] = g;
             continue;
           }
-          T* const dst = grads + static_cast<std::size_t>(arg) * block;
+          // A leaf's gradient goes straight to its output buffer where
+          // program_slots_of allows it; the block's first write there sets,
+          // the others add.
+          kernel::program_op const& to = p.ops[arg];
+          bool const direct = program_direct(p, slots, arg);
+          T* const dst = direct ? p.outputs[to.output] + i0 : buffers + slots.grad[arg] * stride;
+          bool const adds =
+              direct ? written[static_cast<std::size_t>(to.output)] != 0 : send == kernel::gradient_send::add;
+          if (direct) written[static_cast<std::size_t>(to.output)] = 1;
           call::reads const r = autograd::gradient_reads(code, i);
-          T* const into = send == kernel::gradient_send::set ? dst : tmp;
-          T const* from = g;
-          if (r != call::reads::passes) {
+          if (r == call::reads::passes) {
+            if (adds) {
+              DIMTENSOR_SIMD
+              for (index_t k = 0; k < n; ++k) dst[k] += g[k];
+            } else {
+              std::copy(g, g + n, dst);
+            }
+          } else {
             T const* const a = r == call::reads::a || r == call::reads::both ? vp[op.args[0]]
                                : r == call::reads::result                       ? vp[s]
                                                                                 : g;
             T const* const bv = r == call::reads::b || r == call::reads::both ? vp[op.args[1]] : g;
-            autograd::detail::step_derivative_pass<T>(block_pass<T>{into, n}, {code, i}, g, a, bv);
-            from = into;
+            if (adds) {
+              autograd::detail::step_derivative_pass<T>(block_pass<T, true>{dst, n}, {code, i}, g, a, bv);
+            } else {
+              autograd::detail::step_derivative_pass<T>(block_pass<T>{dst, n}, {code, i}, g, a, bv);
+            }
           }
-          if (send == kernel::gradient_send::set) {
-            if (from != dst) std::copy(from, from + n, dst);
-            gp[arg] = dst;
-          } else {
-            DIMTENSOR_SIMD
-            for (index_t k = 0; k < n; ++k) dst[k] += from[k];
-          }
+          gp[arg] = dst;
         }
       }
     }

@@ -82,9 +82,9 @@ TEST_CASE("gelu and silu, built in: their own gradients", "[autograd][elementwis
   for (dt::index_t i = 0; i < a.size(); ++i) CHECK(x1.grad().data()[i] == Approx(x2.grad().data()[i]).epsilon(1e-14));
 }
 
-// The CPU runs a program's backward pass block by block (512 elements, each
-// block's steps in cache): 2,100 elements make four whole blocks and a
-// ragged one, which threads share.
+// The CPU runs a program's backward pass block by block (64 to 512
+// elements, each block's steps in cache): 2,100 elements make several
+// whole blocks and a ragged one, which threads share.
 TEST_CASE("a program's backward pass in blocks: shared, broadcast and converted leaves, scalars, where",
           "[autograd][elementwise]") {
   auto x = uniform<matrix>({3, 700}, 11, -2.0, 2.0);

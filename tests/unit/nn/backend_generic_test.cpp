@@ -456,6 +456,43 @@ TEMPLATE_TEST_CASE("optim: SGD and Adam on another backend keep the cpu's number
   compare(run(dt::cpu{}), run(TestType{}), 0.0);
 }
 
+TEMPLATE_TEST_CASE("a program's backward pass: the CPU's blocks and the interpreter agree on a tensor read often",
+                   "[autograd][thrust]", BACKEND_GENERIC_TEST_BACKENDS) {
+  // The CPU's runtime writes a leaf's gradients straight into the tensor's
+  // gradient where that sums them in the interpreter's order, and keeps
+  // them apart where it would not; a step read twice gets its gradient set
+  // and then added to in place.  Over 2 x 3000 floats: several blocks and
+  // a ragged last one.
+  auto const run = [](auto tag, int which) {
+    using B = decltype(tag);
+    dt::generator data(131);
+    auto x = on<B>(dt::randn<float>(data, Batch(2), Feat(3000)));
+    auto b = on<B>(dt::randn<float>(data, Feat(3000)));
+    x.requires_grad_();
+    b.requires_grad_();
+    auto const g = on<B>(dt::randn<float>(data, Batch(2), Feat(3000)));
+    if (which == 0) {
+      // x read twice, each read's one gradient in the leaves' order: straight to x's gradient
+      dt::eval(x * 0.5f * (x * x * 0.7f + 1.0f)).backward(g);
+    } else if (which == 1) {
+      // the reads' gradients in another order, and b broadcast: kept apart
+      dt::eval(x * x * x * b + x * b * 2.0f).backward(g);
+    } else {
+      // a step read by two others (its gradient set, then added to)
+      auto const y = x * x;
+      dt::eval(y * y * b - y).backward(g);
+    }
+    record r;
+    r.add("x", x.grad());
+    if (which != 0) r.add("b", b.grad());
+    return r;
+  };
+  for (int which = 0; which < 3; ++which) {
+    INFO("case " << which);
+    compare(run(dt::cpu{}, which), run(TestType{}, which), 1e-6);
+  }
+}
+
 TEMPLATE_TEST_CASE("optim: on the cpu, SGD and Adam are PyTorch's formulas bit for bit", "[optim]", float, double) {
   using T = TestType;
   dt::generator data(141);
