@@ -42,6 +42,7 @@
 #include <dimtensor/core/concepts.hpp>
 #include <dimtensor/core/diagnostic.hpp>
 #include <dimtensor/core/dims.hpp>
+#include <dimtensor/core/error.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/kernel/call.hpp>
 #include <dimtensor/kernel/layout.hpp>
@@ -453,6 +454,9 @@ std::shared_ptr<autograd::node> contract_run(std::string_view name, contract_sid
         backend_gemm_batched(Backend{}, 1, m, n, k, ma.view, mb.view, kernel::strided_matrix<T>{out, m * n, n, 1},
                              true);
       }
+    } else {
+      // contract_tensors adds the bias after the product on these backends
+      throw error(std::string(name) + ": a bias in the product on a backend whose GEMM does not add into its result");
     }
   } else if (element_count(dense.ext) != 0) {
     batched_product<Backend, T>(a.data, a.layout, a.batch, a.free, a.d, b.data, b.layout, b.batch, b.d, b.free, out, lr,
