@@ -186,10 +186,11 @@ struct program_slots {
   /// one a gradient passes to).
   std::vector<std::uint32_t> grad;
   /// Per output buffer: whether its leaves' gradients are written straight
-  /// to it.  Only where that sums them in the order of the leaves' own
-  /// buffers (kept when it is not), which the other backends' interpreter
-  /// follows: the last leaf's gradients first, then each other leaf's one
-  /// gradient from the last leaf to the first.
+  /// to it.  Only where that sums them as the leaves' own buffers would
+  /// (kept when it is not), which the other backends' interpreter follows:
+  /// the last leaf's gradients first, then each other leaf's one gradient
+  /// from the last leaf to the first (or the first two the other way
+  /// round, one gradient each: the same sum to the bit).
   std::vector<unsigned char> direct;
   /// The number of buffers.
   std::uint32_t count = 0;
@@ -250,7 +251,12 @@ program_slots program_slots_of(kernel::program_pass<T> const& p, bool backward) 
     std::vector<std::uint32_t> const& sent = sends[o];
     std::size_t k = 0;
     while (k < sent.size() && !l.empty() && sent[k] == l[0]) ++k;
-    bool const in_order = k > 0 && sent.size() - k == l.size() - 1 && std::equal(sent.begin() + static_cast<std::ptrdiff_t>(k), sent.end(), l.begin() + 1);
+    bool in_order = k > 0 && sent.size() - k == l.size() - 1 &&
+                    std::equal(sent.begin() + static_cast<std::ptrdiff_t>(k), sent.end(), l.begin() + 1);
+    if (!in_order && l.size() >= 2 && sent.size() == l.size()) {
+      // the first two swapped, one gradient each: a + b is b + a, to the bit
+      in_order = sent[0] == l[1] && sent[1] == l[0] && std::equal(sent.begin() + 2, sent.end(), l.begin() + 2);
+    }
     if (!in_order) slots.direct[o] = 0;
   }
   for (std::uint32_t s = m; s-- > 0;) {
