@@ -68,8 +68,10 @@ def bench_memory(bench, case):
     return None
 
 
-def peer_times(python, threads, min_time, inputs):
-    return json.loads(run([python, PEER, "--inputs", inputs, "--threads", str(threads), "--min-time", str(min_time)]))
+def peer_times(python, threads, min_time, inputs, allocator="default"):
+    env = {"LD_PRELOAD": JEMALLOC} if allocator == "jemalloc" else {}
+    return json.loads(run([python, PEER, "--inputs", inputs, "--threads", str(threads), "--min-time", str(min_time)],
+                          env))
 
 
 def peer_memory(python, inputs, case):
@@ -386,6 +388,47 @@ def models_section(args, threads, w):
     return pairs, info
 
 
+def old_new_section(args, threads, w):
+    """The attention suite's dimtensor cases, the old build (--bench-old) against this one, in one run: per
+    thread count, each binary twice in alternating order, the faster of its two times per case."""
+    times = {}
+    for t in threads:
+        for rep in range(2):
+            order = (("new", args.bench), ("old", args.bench_old))
+            for which, bench in (order if rep == 0 else order[::-1]):
+                print("threads %d: old against new, %s (%d of 2)" % (t, which, rep + 1), file=sys.stderr)
+                out = os.path.join(tempfile.mkdtemp(prefix="dimtensor-old-new-"), "bench.json")
+                run([bench, "--benchmark_filter=^dimtensor/", "--benchmark_out=" + out,
+                     "--benchmark_out_format=json", "--benchmark_min_time=%g" % args.min_time],
+                    {"DIMTENSOR_BENCH_THREADS": str(t)})
+                with open(out) as f:
+                    data = json.load(f)
+                for b in data["benchmarks"]:
+                    name = b["name"].replace("/real_time", "").replace("dimtensor/", "")
+                    unit = {"ms": 1.0, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b.get("time_unit", "ms")]
+                    key = (name, t, which)
+                    times[key] = min(times.get(key, float("inf")), b["real_time"] * unit)
+    w("## The attention suite against the build before the whole-model work")
+    w("")
+    w("bench_suite_bench's dimtensor cases built from %s (`--bench-old`, the same flags) against this commit's, in "
+      "one run: at each thread count each binary ran twice, in alternating order, and each keeps the faster of its "
+      "two times.  Ratio = old time / new time (below 1: the new build is slower)." % args.bench_old_label)
+    w("")
+    w("| case | threads | old ms | new ms | ratio |")
+    w("|---|---|---|---|---|")
+    pairs = []
+    names = sorted({k[0] for k in times}, key=lambda n: [k[0] for k in times].index(n))
+    for name in names:
+        for t in threads:
+            old, new = times.get((name, t, "old")), times.get((name, t, "new"))
+            if old is None or new is None:
+                continue
+            w("| %s | %d | %s | %s | %s |" % (name, t, fmt_ms(old), fmt_ms(new), ratio(old, new)))
+            pairs.append(("%s %dT" % (name, t), old / new))
+    w("")
+    return pairs
+
+
 def machine():
     model = platform.processor() or "unknown"
     try:
@@ -410,6 +453,8 @@ def main():
     parser.add_argument("--profile", action="store_true", help="perf profiles of the whole-model cases")
     parser.add_argument("--translation-bench", help="bench_translation_bench of the default build")
     parser.add_argument("--translation-bench-native", help="bench_translation_bench built with -march=native")
+    parser.add_argument("--bench-old", help="bench_suite_bench built from an earlier commit, timed against --bench")
+    parser.add_argument("--bench-old-label", default="an earlier commit", help="what --bench-old was built from")
     args = parser.parse_args()
     os.environ.update(machine_env())
     threads = [int(t) for t in args.threads.split(",")]
@@ -423,6 +468,11 @@ def main():
         print("threads %d: PyTorch 2" % t, file=sys.stderr)
         theirs = peer_times(args.python, t, args.min_time, inputs)
         results[t] = (mine, theirs)
+    jemalloc = {}
+    if os.path.exists(JEMALLOC):
+        for t in threads:
+            print("threads %d: PyTorch 2 with jemalloc" % t, file=sys.stderr)
+            jemalloc[t] = peer_times(args.python, t, args.min_time, inputs, "jemalloc")
 
     print("peak memory", file=sys.stderr)
     memory = {}
@@ -627,6 +677,25 @@ def main():
               t, "" if t == 1 else "s", fmt_ms(xwt * 1e3), 100 * xwt / mha, fmt_ms(mha * 1e3), fmt_ms(wt * 1e3),
               fmt_ms(p2 * 1e3), fmt_ms(p2 * 1e3 / 10)))
         w("")
+    fused_cases = (("dot_fwd_1d", "sdpa_fwd_1d"), ("dot_fwd_2d", "sdpa_fwd_2d"), ("dot_fwdbwd_1d", "sdpa_fwdbwd_1d"),
+                   ("dot_fwdbwd_2d", "sdpa_fwdbwd_2d"), ("masked_softmax", "masked_softmax"), ("mha_fwd", "mha_fwd"),
+                   ("mha_fwdbwd", "mha_fwdbwd"))
+    if jemalloc:
+        w("## PyTorch 2's fused path with a caching allocator")
+        w("")
+        w("The same PyTorch 2 script again with jemalloc (`LD_PRELOAD=%s`), which keeps freed pages as many "
+          "PyTorch deployments do; dimtensor's times are those above (its default build)." % JEMALLOC)
+        w("")
+        w("| case | threads | dimtensor ms | PyTorch 2 ms | ratio | PyTorch 2 + jemalloc ms | ratio |")
+        w("|---|---|---|---|---|---|---|")
+        for case, peer_case in fused_cases:
+            for t in threads:
+                m = results[t][0].get("dimtensor/" + case, {}).get("ms")
+                p = results[t][1]["cases"].get(peer_case, {}).get("ms")
+                j = jemalloc[t]["cases"].get(peer_case, {}).get("ms")
+                w("| %s | %d | %s | %s | %s | %s | %s |" % (case, t, fmt_ms(m), fmt_ms(p), ratio(p, m), fmt_ms(j),
+                                                           ratio(j, m)))
+        w("")
     w("## Length sweep: dot-product attention without lengths, B2, Q = K = L, d64, forward, 1 thread")
     w("")
     w("![time and memory against length](performance_sweep.svg)")
@@ -647,6 +716,7 @@ def main():
     if args.model_bench:
         model_pairs, _ = models_section(args, threads, w)
     translation_pairs = translation_section(args, threads, w) if args.translation_bench else None
+    old_new_pairs = old_new_section(args, threads, w) if args.bench_old else None
     w("## Targets")
     w("")
     w("Each target of the attention and whole-model issues, from the figures above (holds / missed, and by how "
@@ -706,6 +776,18 @@ def main():
            [("%s %dT" % (c.replace("toy_", ""), t), r(t, c, c)) for c in ("toy_masked_softmax", "toy_additive",
                                                                            "toy_dot", "toy_mha") for t in threads],
            10.0)
+    target("unmasked dot-product attention at 2,048–8,192 keys ≥ 1.2x PyTorch 2 SDPA (the sweep, 1 thread)",
+           [("L %d" % L, sweep[L]["torch_ms"] / sweep[L]["dimtensor_ms"]) for L in SWEEP[4:]
+            if sweep[L]["torch_ms"] and sweep[L]["dimtensor_ms"]], 1.2)
+    target("every other attention case ≥ 1.5x PyTorch 2's fused path (SDPA, nn.MultiheadAttention; d2l's "
+           "masked_softmax, which has none)",
+           [("%s %dT" % (c, t), r(t, c, pc)) for c, pc in fused_cases for t in threads] +
+           [("%s %dT jemalloc" % (c, t), jemalloc[t]["cases"][pc]["ms"] /
+             results[t][0]["dimtensor/" + c]["ms"]) for c, pc in fused_cases for t in jemalloc
+            if "dimtensor/" + c in results[t][0] and pc in jemalloc[t]["cases"]], 1.5)
+    if old_new_pairs:
+        target("nothing in the attention suite slower than before (old time / new time ≥ 0.95, the machine's noise "
+               "allowed)", old_new_pairs, 0.95)
     if model_pairs:
         for model, need_fwd, need_bwd in (("encoder_base", 1.0, 1.0), ("encoder_small", 2.0, 1.5)):
             for kind, need in (("fwd", need_fwd), ("fwdbwd", need_bwd)):
