@@ -234,6 +234,26 @@ class safetensors_reader {
   /// (`W_q.weight: shape [8, 20] but the tensor type has rank 3 …`,
   /// `dtype F64 but the tensor holds float …`); BOOL bytes other than 0 and 1
   /// and a file that changed since it was opened are `io_error`s too.
+  /// @brief The values of the tensor stored under @p key, row-major, as
+  /// T (its shape is `entry(key).shape`): for reading a tensor whose rank
+  /// or layout is known only at run time (nn::load_checkpoint's
+  /// transposes and splits).  The element types and conversions are
+  /// `load`'s, and so are the errors, less the shape's.
+  template <class T>
+  std::vector<T> values(std::string_view key) const {
+    static_assert(std::is_floating_point_v<T> || std::is_same_v<T, std::int32_t> ||
+                      std::is_same_v<T, std::int64_t>,
+                  "dimtensor::safetensors_reader::values<T>: T must be float, double, std::int32_t or std::int64_t");
+    safetensors_entry const& e = entry_for(op_values, key);
+    std::string const where = prefix(op_values) + detail::safetensors_key_text(key) + ": ";
+    check_dtype<T>(e, where);
+    index_t count = 1;
+    for (index_t extent : e.shape) count *= extent;  // the header's layout check bounds it by the file's size
+    std::vector<T> out(static_cast<std::size_t>(count));
+    read_data(op_values, e, where, out.data(), count);
+    return out;
+  }
+
   template <class Tensor>
   Tensor load(std::string_view key) const {
     if constexpr (!detail::safetensors_target_ok_v<Tensor>) {
@@ -251,6 +271,7 @@ class safetensors_reader {
  private:
   static constexpr std::string_view op_open = "safetensors_reader";
   static constexpr std::string_view op_load = "safetensors_reader::load";
+  static constexpr std::string_view op_values = "safetensors_reader::values";
   static constexpr std::string_view metadata_key = "__metadata__";
 
   std::string prefix(std::string_view op) const { return std::string(op) + ": " + path_.string() + ": "; }
@@ -291,27 +312,10 @@ class safetensors_reader {
     using T = typename Tensor::value_type;
     using specs = typename Tensor::specs;
     constexpr std::size_t R = Tensor::rank;
-    constexpr std::string_view want_dtype = detail::safetensors_dtype_of<T>;
-    constexpr bool floating = std::is_floating_point_v<T>;
 
     safetensors_entry const& e = entry_for(op_load, key);
     std::string const where = prefix(op_load) + detail::safetensors_key_text(key) + ": ";
-    constexpr std::string_view element_name = detail::safetensors_element_name_of<T>;
-
-    bool const half = e.dtype == "F16";
-    bool const bf16 = e.dtype == "BF16";
-    if (e.dtype != want_dtype && !(floating && (half || bf16))) {
-      auto const file_type = detail::safetensors_element_name(e.dtype);
-      if (file_type.empty() && !half && !bf16) {
-        throw io_error(where + "dtype " + e.dtype + " is not supported by dimtensor (it loads F32 into float, " +
-                       "F64 into double, I32 into std::int32_t, I64 into std::int64_t, BOOL into bool, and F16 and " +
-                       "BF16 into float or double); the tensor holds " + std::string(element_name));
-      }
-      std::string const into = file_type.empty() ? "float or double" : std::string(file_type);
-      throw io_error(where + "dtype " + e.dtype + " but the tensor holds " + std::string(element_name) + " (dtype " +
-                     std::string(want_dtype) + "); load does not convert it: load into a tensor of " + into +
-                     " and convert with dimtensor::cast");
-    }
+    check_dtype<T>(e, where);
 
     if (e.shape.size() != R) {
       std::string dims_text = "[";
@@ -334,13 +338,48 @@ class safetensors_reader {
     }
 
     Tensor t(uninitialized, ext);
-    index_t const count = t.size();
+    read_data(op_load, e, where, t.data(), t.size());
+    return t;
+  }
+
+  // The dtype of entry @p e loads into T (load's rules), else an io_error
+  // after @p where.
+  template <class T>
+  void check_dtype(safetensors_entry const& e, std::string const& where) const {
+    constexpr std::string_view want_dtype = detail::safetensors_dtype_of<T>;
+    constexpr bool floating = std::is_floating_point_v<T>;
+    constexpr std::string_view element_name = detail::safetensors_element_name_of<T>;
+
+    bool const half = e.dtype == "F16";
+    bool const bf16 = e.dtype == "BF16";
+    if (e.dtype != want_dtype && !(floating && (half || bf16))) {
+      auto const file_type = detail::safetensors_element_name(e.dtype);
+      if (file_type.empty() && !half && !bf16) {
+        throw io_error(where + "dtype " + e.dtype + " is not supported by dimtensor (it loads F32 into float, " +
+                       "F64 into double, I32 into std::int32_t, I64 into std::int64_t, BOOL into bool, and F16 and " +
+                       "BF16 into float or double); the tensor holds " + std::string(element_name));
+      }
+      std::string const into = file_type.empty() ? "float or double" : std::string(file_type);
+      throw io_error(where + "dtype " + e.dtype + " but the tensor holds " + std::string(element_name) + " (dtype " +
+                     std::string(want_dtype) + "); load does not convert it: load into a tensor of " + into +
+                     " and convert with dimtensor::cast");
+    }
+  }
+
+  // The @p count elements of entry @p e (whose dtype check_dtype passed)
+  // into @p out, for the call @p op.
+  template <class T>
+  void read_data(std::string_view op, safetensors_entry const& e, std::string const& where, T* out,
+                 index_t count) const {
+    constexpr bool floating = std::is_floating_point_v<T>;
+    bool const half = e.dtype == "F16";
+    bool const bf16 = e.dtype == "BF16";
     std::size_t const nbytes = e.end - e.begin;
-    if (nbytes == 0) return t;
+    if (nbytes == 0) return;
 
     errno = 0;
     std::ifstream in(path_, std::ios::binary);
-    if (!in) detail::throw_open_error(op_load, "open", path_, errno);
+    if (!in) detail::throw_open_error(op, "open", path_, errno);
     std::error_code ec;
     auto const size_now = std::filesystem::file_size(path_, ec);
     if (ec || static_cast<std::uint64_t>(size_now) != file_size_) {
@@ -366,19 +405,18 @@ class safetensors_reader {
             throw io_error(where + "malformed BOOL data: byte " + std::to_string(b[i]) + " at element " +
                            std::to_string(i) + " (BOOL elements must be 0 or 1)");
           }
-          t.data()[i] = b[i] != 0;
+          out[i] = b[i] != 0;
         }
       } else if constexpr (floating) {
         for (index_t i = 0; i < count; ++i) {
           auto const bits = static_cast<std::uint16_t>(b[2 * i] | (b[2 * i + 1] << 8));
-          t.data()[i] = static_cast<T>(half ? detail::half_to_float(bits) : detail::bfloat16_to_float(bits));
+          out[i] = static_cast<T>(half ? detail::half_to_float(bits) : detail::bfloat16_to_float(bits));
         }
       }
     } else {
-      read_into(reinterpret_cast<char*>(t.data()));
-      if constexpr (std::endian::native == std::endian::big) detail::byteswap_in_place(t.data(), count);
+      read_into(reinterpret_cast<char*>(out));
+      if constexpr (std::endian::native == std::endian::big) detail::byteswap_in_place(out, count);
     }
-    return t;
   }
 
   std::filesystem::path path_;

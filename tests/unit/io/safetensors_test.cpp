@@ -367,6 +367,13 @@ TEST_CASE("F16 and BF16 bit patterns convert exactly", "[io][safetensors]") {
   REQUIRE_THROWS_WITH((r.load<dt::tensor<std::int32_t, Batch>>("h")),
                       Catch::Contains("h: dtype F16 but the tensor holds std::int32_t") &&
                           Catch::Contains("load into a tensor of float or double"));
+  // values<T>: the same conversions at a rank known only at run time.
+  CHECK(r.values<double>("h") == std::vector<double>{1.0, std::ldexp(1.0, -24), -INFINITY});
+  CHECK(r.values<float>("b") == std::vector<float>{-2.5f, std::ldexp(1.0f, -133), 3.3895313892515355e38f});
+  REQUIRE_THROWS_WITH(r.values<std::int32_t>("b"),
+                      Catch::Contains("safetensors_reader::values: ") &&
+                          Catch::Contains("b: dtype BF16 but the tensor holds std::int32_t"));
+  REQUIRE_THROWS_WITH(r.values<float>("c"), Catch::Contains("c"));
 }
 
 TEST_CASE("safetensors_reader: malformed files are io_errors naming the file and the problem", "[io][safetensors]") {
