@@ -359,6 +359,34 @@ struct gelu {
     return g * (cdf + a * pdf);
   }
 };
+/// @brief GELU's tanh approximation, x (1 + tanh(√(2/π) (x + 0.044715 x³))) / 2,
+/// as `torch.nn.functional.gelu(x, approximate='tanh')` (GPT-2's `gelu_new`):
+/// one function, its forward and its gradient each one pass.
+struct gelu_tanh {
+  /// The call in errors and in the graph.
+  static constexpr std::string_view name = "gelu_tanh";
+  /// Applies the function.
+  template <class T>
+  DIMTENSOR_HOST_DEVICE T operator()(T x) const {
+    T const inner = T(0.79788456080286535588) * (x + T(0.044715) * (x * x * x));
+    return T(0.5) * x * (T(1) + tanh{}(inner));
+  }
+  /// g (½ (1 + t) + ½ a (1 - t²) √(2/π) (1 + 3 · 0.044715 a²)), t the tanh.
+  static constexpr reads gradient_reads(int) { return reads::a; }
+  /// As PyTorch's GeluBackward with approximate='tanh'.
+  template <int Which, class T>
+  DIMTENSOR_HOST_DEVICE static T gradient(T g, T a, T) {
+    T const beta = T(0.79788456080286535588);  // √(2/π)
+    T const kappa = T(0.044715);
+    T const a2 = a * a;
+    T const t = tanh{}(beta * (a + kappa * (a2 * a)));
+    T const left = T(0.5) * a;
+    T const right = T(1) + t;
+    T const left_derivative = T(0.5) * right;
+    T const right_derivative = left * ((T(1) - t * t) * (beta * (T(1) + T(3) * kappa * a2)));
+    return g * (left_derivative + right_derivative);
+  }
+};
 /// @brief SiLU (swish), x σ(x), as `torch.nn.functional.silu`.
 struct silu {
   /// The call in errors and in the graph.
@@ -461,7 +489,7 @@ struct where {
 /// Appending is how a new function gets its gradient.
 using recorded_functions = boost::mp11::mp_list<plus, minus, multiplies, divides, negate, log, exp, tanh, sigmoid, sqrt,
                                                 sin, cos, abs, relu, square, erf, pow, maximum, minimum, where,
-                                                gelu, silu>;
+                                                gelu, silu, gelu_tanh>;
 
 /// @name Elementwise functions without a gradient
 /// @{

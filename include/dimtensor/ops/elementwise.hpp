@@ -137,6 +137,13 @@ template <detail::Operand A>
 auto gelu(A const& a) {
   return detail::unary<call::gelu>(a);
 }
+/// GELU's tanh approximation, x (1 + tanh(√(2/π) (x + 0.044715 x³))) / 2, as
+/// `torch.nn.functional.gelu(x, approximate='tanh')` (GPT-2's `gelu_new`):
+/// one function with its own gradient.
+template <detail::Operand A>
+auto gelu_tanh(A const& a) {
+  return detail::unary<call::gelu_tanh>(a);
+}
 /// SiLU (swish), x σ(x), as `torch.nn.functional.silu`.
 template <detail::Operand A>
 auto silu(A const& a) {

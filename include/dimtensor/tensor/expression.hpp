@@ -365,7 +365,8 @@ void record_program(std::string_view name, Out& result, E const& e) {
 /// The functions whose forward pass costs enough that an expression of
 /// them runs in the runtime's program kernel (evaluate_in_runtime).
 using costly_functions = boost::mp11::mp_list<call::log, call::exp, call::tanh, call::sigmoid, call::sin, call::cos,
-                                              call::erf, call::pow, call::gelu, call::silu>;
+                                              call::erf, call::pow, call::gelu, call::silu,
+                                              call::gelu_tanh>;
 
 /// @brief Of an expression X: whether every function in it has an
 /// interpreter code (`known`) and whether one of them is costly.

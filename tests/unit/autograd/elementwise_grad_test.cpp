@@ -70,10 +70,11 @@ TEST_CASE("erf, and GELU written with it, on the CPU interpreter and through flo
   }
 }
 
-TEST_CASE("gelu and silu, built in: their own gradients", "[autograd][elementwise]") {
+TEST_CASE("gelu, gelu_tanh and silu, built in: their own gradients", "[autograd][elementwise]") {
   auto a = uniform<matrix>({3, 5}, 9, -3.0, 3.0);
   check_gradients([](auto const& x) { return dt::gelu(x); }, a);
   check_gradients([](auto const& x) { return dt::silu(x); }, a);
+  check_gradients([](auto const& x) { return dt::gelu_tanh(x); }, a);
   // The built-in GELU and the one written with erf: the same gradient.
   auto x1 = a.detach().requires_grad_();
   dt::sum(dt::gelu(x1)).backward();

@@ -98,6 +98,7 @@ TEST_CASE("call: gradients against central differences", "[core][call]") {
     check_unary_gradient<call::erf>(a);
     check_unary_gradient<call::gelu>(a);
     check_unary_gradient<call::silu>(a);
+    check_unary_gradient<call::gelu_tanh>(a);
     check_binary_gradient<call::plus>(a, 0.9);
     check_binary_gradient<call::minus>(a, 0.9);
     check_binary_gradient<call::multiplies>(a, 0.9);
@@ -160,6 +161,21 @@ TEST_CASE("call: gelu and silu as PyTorch's, with PyTorch's gradients", "[core][
   }
   STATIC_REQUIRE(call::gelu::name == "gelu");
   STATIC_REQUIRE(call::silu::name == "silu");
+}
+
+TEST_CASE("call: gelu_tanh as PyTorch's gelu(approximate='tanh'), with its gradient", "[core][call]") {
+  double const beta = std::sqrt(2.0 / std::numbers::pi);
+  for (double const x : {-6.0, -1.2, -0.1, 0.0, 0.3, 1.7, 5.0}) {
+    double const t = std::tanh(beta * (x + 0.044715 * x * x * x));
+    CHECK(call::gelu_tanh{}(x) == Approx(0.5 * x * (1.0 + t)).epsilon(1e-15).margin(1e-300));
+    // d/dx of ½ x (1 + t): ½ (1 + t) + ½ x (1 - t²) β (1 + 3 κ x²)
+    double const d = 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * beta * (1.0 + 3.0 * 0.044715 * x * x);
+    CHECK(call::gelu_tanh::gradient<0>(2.0, x, 0.0) == Approx(2.0 * d).epsilon(1e-14).margin(1e-300));
+    CHECK(call::gelu_tanh{}(static_cast<float>(x)) == Approx(0.5 * x * (1.0 + t)).epsilon(1e-6).margin(1e-6));
+    // within 1e-3 of the exact form, which it approximates
+    CHECK(std::abs(call::gelu_tanh{}(x) - call::gelu{}(x)) < 1e-3);
+  }
+  STATIC_REQUIRE(call::gelu_tanh::name == "gelu_tanh");
 }
 
 TEST_CASE("call: gradients at ties and edges follow PyTorch", "[core][call]") {

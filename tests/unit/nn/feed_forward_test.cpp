@@ -2,7 +2,9 @@
 // against finite differences, d2l's names, save/load, bad input.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
+#include <numbers>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -71,6 +73,56 @@ TEST_CASE("feed_forward: gradients match finite differences", "[nn][feed_forward
   check_gradients([&](auto const& xx, auto const&...) { return ffn(xx); }, x, ffn.dense1.weight, ffn.dense1.bias,
                   ffn.dense2.weight, ffn.dense2.bias);
   static_assert(std::is_same_v<decltype(ffn.dense1.weight.grad()), dt::tensor<double, FFNHidden, Hidden>>);
+}
+
+TEST_CASE("feed_forward: the activation and the biases as options", "[nn][feed_forward]") {
+  auto const x = uniform<x_t>({2, 3, 4}, 7, -2.0, 2.0);
+  struct form {
+    nn::activation act;
+    double (*f)(double);
+  };
+  form const forms[] = {
+      {nn::activation::relu, [](double v) { return v > 0 ? v : 0.0; }},
+      {nn::activation::gelu, [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }},
+      {nn::activation::gelu_tanh,
+       [](double v) { return 0.5 * v * (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (v + 0.044715 * v * v * v))); }},
+      {nn::activation::silu, [](double v) { return v / (1 + std::exp(-v)); }},
+  };
+  for (form const& fm : forms) {
+    for (bool const bias : {true, false}) {
+      INFO("activation " << static_cast<int>(fm.act) << ", bias " << bias);
+      dt::generator gen(8);
+      nn::feed_forward<Hidden, FFNHidden, Out, double> ffn(Hidden(4), FFNHidden(6), Out(3),
+                                                           {.act = fm.act, .bias = bias}, gen);
+      CHECK(ffn.act() == fm.act);
+      CHECK(ffn.dense1.has_bias() == bias);
+      CHECK(nn::parameter_names(ffn).size() == (bias ? 4u : 2u));
+      auto const y = ffn(x);
+      auto const& w1 = ffn.dense1.weight;
+      auto const& w2 = ffn.dense2.weight;
+      for (dt::index_t b = 0; b < 2; ++b) {
+        for (dt::index_t s = 0; s < 3; ++s) {
+          double h[6];
+          for (dt::index_t j = 0; j < 6; ++j) {
+            h[j] = bias ? ffn.dense1.bias(FFNHidden(j)) : 0.0;
+            for (dt::index_t i = 0; i < 4; ++i) h[j] += w1(FFNHidden(j), Hidden(i)) * x(Batch(b), Steps(s), Hidden(i));
+            h[j] = fm.f(h[j]);
+          }
+          for (dt::index_t o = 0; o < 3; ++o) {
+            double want = bias ? ffn.dense2.bias(Out(o)) : 0.0;
+            for (dt::index_t j = 0; j < 6; ++j) want += w2(Out(o), FFNHidden(j)) * h[j];
+            CHECK(y(Batch(b), Steps(s), Out(o)) == Approx(want).margin(1e-12));
+          }
+        }
+      }
+    }
+  }
+  dt::generator gen(9);
+  nn::feed_forward<Hidden, FFNHidden, Out, double> gelu_ffn(Hidden(3), FFNHidden(5), Out(2),
+                                                            {.act = nn::activation::gelu_tanh}, gen);
+  auto x2 = uniform<x_t>({2, 2, 3}, 10);
+  check_gradients([&](auto const& xx, auto const&...) { return gelu_ffn(xx); }, x2, gelu_ffn.dense1.weight,
+                  gelu_ffn.dense1.bias, gelu_ffn.dense2.weight, gelu_ffn.dense2.bias);
 }
 
 TEST_CASE("feed_forward: parameters by d2l's names, saved and loaded", "[nn][feed_forward]") {

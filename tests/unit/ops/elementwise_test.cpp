@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -70,6 +71,10 @@ TEMPLATE_TEST_CASE("elementwise: unary functions match std::", "[ops][elementwis
   CHECK(max_error(dt::silu(x), x, [](T v) {
           double const d = static_cast<double>(v);
           return d / (1.0 + std::exp(-d));
+        }) <= 2 * tol<T>);
+  CHECK(max_error(dt::gelu_tanh(x), x, [](T v) {
+          double const d = static_cast<double>(v);
+          return 0.5 * d * (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (d + 0.044715 * d * d * d)));
         }) <= 2 * tol<T>);
   CHECK(max_error(dt::sqrt(pos), pos, [](T v) { return std::sqrt(v); }) == 0);
   CHECK(max_error(dt::sin(x), x, [](T v) { return std::sin(v); }) == 0);
