@@ -57,9 +57,9 @@ struct key_rename {
 
 /// @brief One stored tensor cut into equal parts, one parameter each
 /// (GPT-2's `c_attn.weight`, the query, key and value projections side by
-/// side).  A `*` in @p from matches any run of characters and stands for
-/// the same run in each of @p to (`h.*.attn.c_attn.weight` →
-/// `h.*.attn.W_q.weight`).
+/// side).  An asterisk in @p from (one at most) matches any run of
+/// characters and stands for the same run in each of @p to: with
+/// `h.N.attn.c_attn.weight`, N standing for it, → `h.N.attn.W_q.weight`.
 struct key_split {
   /// The stored tensor's key, after the prefixes and renames.
   std::string from = {};
@@ -72,7 +72,7 @@ struct key_split {
 
 /// @brief A parameter that loads from another's stored tensor when the
 /// file has none of its own (tied embeddings: GPT-2's `lm_head.weight` is
-/// `wte.weight`).  One `*` at most, as in key_split.
+/// `wte.weight`).  One asterisk at most, as in key_split.
 struct key_tie {
   /// The parameter's key.
   std::string to = {};
@@ -87,17 +87,18 @@ struct key_tie {
 /// `prefixes` it starts with is taken off, `renames` are applied in order,
 /// and the result is matched against `ignore` again and then is the
 /// module's key (or a key_split's `from`).  Patterns (`ignore`,
-/// `transposed`, and `from`/`to` of splits and ties) match whole keys, `*`
-/// standing for any run of characters; a split's or a tie's have one `*`
-/// at most (`value_error` otherwise).
+/// `transposed`, and `from`/`to` of splits and ties) match whole keys, an
+/// asterisk standing for any run of characters; a split's or a tie's have
+/// one asterisk at most (`value_error` otherwise).
 struct checkpoint_schema {
-  /// Prefixes a file key may carry (`bert.`, `model.`, `transformer.`):
+  /// Prefixes a file key may carry ("bert.", "model.", "transformer."):
   /// the first it starts with is taken off.
   std::vector<std::string> prefixes = {};
   /// Renames from the file's spelling to the module's, in order.
   std::vector<key_rename> renames = {};
   /// File keys that are no parameter's and are skipped (BERT's
-  /// `cls.predictions.*`, GPT-2's causal-mask buffers `*.attn.bias`).
+  /// prediction head under "cls.predictions.", GPT-2's causal-mask
+  /// buffers `h.N.attn.bias`).
   std::vector<std::string> ignore = {};
   /// Parameters whose stored tensor has its axes in reverse order (GPT-2's
   /// `Conv1D` weights, stored [in, out] where a linear layer's are [out,

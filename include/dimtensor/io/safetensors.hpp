@@ -234,6 +234,20 @@ class safetensors_reader {
   /// (`W_q.weight: shape [8, 20] but the tensor type has rank 3 …`,
   /// `dtype F64 but the tensor holds float …`); BOOL bytes other than 0 and 1
   /// and a file that changed since it was opened are `io_error`s too.
+  template <class Tensor>
+  Tensor load(std::string_view key) const {
+    if constexpr (!detail::safetensors_target_ok_v<Tensor>) {
+      detail::check_safetensors_target<Tensor>();
+      (void)key;
+      return Tensor{};
+    } else if constexpr (!Tensor::backend::host_accessible) {
+      using host_t = tensor_with_dims<cpu, typename Tensor::value_type, typename Tensor::specs>;
+      return to<typename Tensor::backend>(load_impl<host_t>(key));
+    } else {
+      return load_impl<Tensor>(key);
+    }
+  }
+
   /// @brief The values of the tensor stored under @p key, row-major, as
   /// T (its shape is `entry(key).shape`): for reading a tensor whose rank
   /// or layout is known only at run time (nn::load_checkpoint's
@@ -252,20 +266,6 @@ class safetensors_reader {
     std::vector<T> out(static_cast<std::size_t>(count));
     read_data(op_values, e, where, out.data(), count);
     return out;
-  }
-
-  template <class Tensor>
-  Tensor load(std::string_view key) const {
-    if constexpr (!detail::safetensors_target_ok_v<Tensor>) {
-      detail::check_safetensors_target<Tensor>();
-      (void)key;
-      return Tensor{};
-    } else if constexpr (!Tensor::backend::host_accessible) {
-      using host_t = tensor_with_dims<cpu, typename Tensor::value_type, typename Tensor::specs>;
-      return to<typename Tensor::backend>(load_impl<host_t>(key));
-    } else {
-      return load_impl<Tensor>(key);
-    }
   }
 
  private:
