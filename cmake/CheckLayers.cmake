@@ -2,7 +2,7 @@
 # points down the layer picture of docs/design.md ("Layers"), never up, never
 # sideways into a sibling module, no operation, module, optimizer or
 # dataset (ops/, nn/, optim/, data/) names a backend, and no module above
-# the operations (nn/, optim/, data/, io/, viz/) names dimtensor::detail.
+# the operations (nn/, optim/, data/, io/, viz/, models/) names dimtensor::detail.
 #
 #   cmake -DINCLUDE_DIR=<repo>/include -P cmake/CheckLayers.cmake
 #
@@ -36,7 +36,8 @@ set(layer_rules
   "8,optim,^dimtensor/optim/"
   "8,io,^dimtensor/io/"
   "8,viz,^dimtensor/viz/"
-  "8,data,^dimtensor/data/")
+  "8,data,^dimtensor/data/"
+  "9,models,^dimtensor/models/")
 
 # Sideways includes the picture allows: <from module>><to module>.
 set(allowed_sideways
@@ -87,7 +88,7 @@ foreach(header IN LISTS headers)
     # The layers above the operations use the others' public names only:
     # dimtensor::detail is the private code of core, tensor and ops (io's
     # own dimtensor::detail::json is its parser's).
-    if(from_module MATCHES "^(nn|optim|data|io|viz)$" AND line MATCHES "dimtensor::detail::"
+    if(from_module MATCHES "^(nn|optim|data|io|viz|models)$" AND line MATCHES "dimtensor::detail::"
        AND NOT line MATCHES "dimtensor::detail::json")
       list(APPEND problems "${header}:${line_number}: ${from_module} names dimtensor::detail, another module's private code (use its public name)")
       continue()

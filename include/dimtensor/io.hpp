@@ -8,6 +8,7 @@
 /// (io/print.hpp).
 
 #include <dimtensor/io/checkpoint.hpp>
+#include <dimtensor/io/config.hpp>
 #include <dimtensor/io/npy.hpp>
 #include <dimtensor/io/print.hpp>
 #include <dimtensor/io/safetensors.hpp>

@@ -101,11 +101,7 @@ bool matches_any(std::vector<std::string> const& patterns, std::string_view key)
   return std::any_of(patterns.begin(), patterns.end(), [&](std::string const& p) { return glob(p, key); });
 }
 
-std::string shape_text(std::vector<index_t> const& shape) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
-}
+std::string shape_text(std::vector<index_t> const& shape) { return dimtensor::detail::safetensors_shape_string(shape); }
 
 std::string target_text(detail::checkpoint_target const& t) {
   std::string out = "[";

@@ -87,7 +87,7 @@ concept backend =
       backend_cross_entropy(b, in, labels, out, out, out, n, n, n);
       backend_cross_entropy_backward(b, in, labels, in, in, in, n, value, out, n, n, n);
       backend_gather(b, out, in, n, n, n, labels, n);
-      backend_index_add(b, out, in, n, n, n, labels, n);
+      backend_index_add(b, out, in, n, n, n, labels, n, n);
       { backend_first_out_of_range(b, labels, n, n) } -> std::convertible_to<index_t>;
       // the batched matrix product
       backend_gemm_batched(b, n, n, n, n, operand, operand, result);

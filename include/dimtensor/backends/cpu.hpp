@@ -32,7 +32,7 @@
   how void backend_cross_entropy_backward<T, L>(B, T const*, L const*, T const*, T const*, T const*, index_t, T, T*,  \
                                                 index_t, index_t, index_t);                                           \
   how void backend_gather<T, L>(B, T*, T const*, index_t, index_t, index_t, L const*, index_t);                       \
-  how void backend_index_add<T, L>(B, T*, T const*, index_t, index_t, index_t, L const*, index_t);
+  how void backend_index_add<T, L>(B, T*, T const*, index_t, index_t, index_t, L const*, index_t, index_t);
 #define DIMTENSOR_CPU_RANK_INSTANCES_(how, B, T, R)                                                                   \
   how void backend_strided_copy<T, R>(B, T*, std::array<index_t, R> const&, T const*, std::array<index_t, R> const&,  \
                                       std::array<index_t, R> const&);

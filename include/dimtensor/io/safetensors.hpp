@@ -21,10 +21,11 @@
 /// a crash; the header is parsed by a strict JSON reader of our own
 /// (io/detail/json.hpp), so dimtensor needs no JSON library.
 ///
-/// Loading never converts between the types dimtensor holds (F32 loads into
-/// float, F64 into double, I32 into std::int32_t, I64 into std::int64_t,
-/// BOOL into bool); F16 and BF16 load into float or double, which represent
-/// every such value exactly.  The other dtypes of the format (I8, U8, I16,
+/// Loading converts only where every value survives: F32 loads into float
+/// (and double), F64 into double, I32 into std::int32_t, I64 into
+/// std::int64_t, BOOL into bool, F16 and BF16 into float or double; F64
+/// into float, and any integer into a floating type or back, are refused
+/// (`io_error`).  The other dtypes of the format (I8, U8, I16,
 /// U16, U32, U64, C64, the FP8, FP6 and FP4 kinds) are accepted in a file
 /// and refused, with an `io_error`, only when loaded.
 
@@ -229,7 +230,8 @@ class safetensors_reader {
   /// The file's rank must be the tensor type's, its extents the type's static
   /// extents, and its dtype the element type (F32 ↔ float, F64 ↔ double,
   /// I32 ↔ std::int32_t, I64 ↔ std::int64_t, BOOL ↔ bool), except that F16
-  /// and BF16 load into float or double, converted exactly.  Every failure is
+  /// and BF16 load into float or double and F32 into double, converted
+  /// exactly (nothing narrows: F64 into float is refused).  Every failure is
   /// an `io_error` naming the file, the key and what differs
   /// (`W_q.weight: shape [8, 20] but the tensor type has rank 3 …`,
   /// `dtype F64 but the tensor holds float …`); BOOL bytes other than 0 and 1
@@ -352,12 +354,13 @@ class safetensors_reader {
 
     bool const half = e.dtype == "F16";
     bool const bf16 = e.dtype == "BF16";
-    if (e.dtype != want_dtype && !(floating && (half || bf16))) {
+    bool const widen = std::is_same_v<T, double> && e.dtype == "F32";
+    if (e.dtype != want_dtype && !(floating && (half || bf16)) && !widen) {
       auto const file_type = detail::safetensors_element_name(e.dtype);
       if (file_type.empty() && !half && !bf16) {
         throw io_error(where + "dtype " + e.dtype + " is not supported by dimtensor (it loads F32 into float, " +
-                       "F64 into double, I32 into std::int32_t, I64 into std::int64_t, BOOL into bool, and F16 and " +
-                       "BF16 into float or double); the tensor holds " + std::string(element_name));
+                       "F64 into double, I32 into std::int32_t, I64 into std::int64_t, BOOL into bool, F16 and " +
+                       "BF16 into float or double, F32 into double); the tensor holds " + std::string(element_name));
       }
       std::string const into = file_type.empty() ? "float or double" : std::string(file_type);
       throw io_error(where + "dtype " + e.dtype + " but the tensor holds " + std::string(element_name) + " (dtype " +
@@ -395,7 +398,12 @@ class safetensors_reader {
       }
     };
 
-    if (half || bf16 || std::is_same_v<T, bool>) {
+    if (std::is_same_v<T, double> && e.dtype == "F32") {
+      std::vector<float> narrow(static_cast<std::size_t>(count));
+      read_into(reinterpret_cast<char*>(narrow.data()));
+      if constexpr (std::endian::native == std::endian::big) detail::byteswap_in_place(narrow.data(), count);
+      std::copy(narrow.begin(), narrow.end(), out);
+    } else if (half || bf16 || std::is_same_v<T, bool>) {
       std::string bytes(nbytes, '\0');
       read_into(bytes.data());
       auto const* b = reinterpret_cast<unsigned char const*>(bytes.data());

@@ -10,6 +10,7 @@
 /// of index_select: the rows of the indices, added up where an index repeats.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -73,6 +74,14 @@ constexpr auto embedding_diagnosis() {
 
 }  // namespace detail
 
+/// @brief An embedding's options, by name: `{.padding_idx = 0}`.
+struct embedding_options {
+  /// The row that padding tokens look up (`nn.Embedding(..., padding_idx=)`):
+  /// drawn as zeros and never given a gradient; a negative value counts
+  /// from the end, as PyTorch's.  None: every row trains.
+  std::optional<index_t> padding_idx = {};
+};
+
 /// @brief `nn.Embedding(num_embeddings, embedding_dim)`: a table of Vocab
 /// rows of Feat features, looked up by index.
 ///
@@ -108,11 +117,36 @@ class embedding : public module<embedding<Vocab, Feat, T, Backend>> {
   }
   /// As above, drawing from `default_generator()`.
   embedding(Vocab vocab_size, Feat features) : embedding(vocab_size, features, default_generator()) {}
+  /// With @p options (the padding row); drawn from @p gen as above, the
+  /// padding row then zeroed.  `value_error` for a padding row outside
+  /// [-vocab_size, vocab_size).
+  embedding(Vocab vocab_size, Feat features, embedding_options options, generator& gen)
+      : embedding(vocab_size, features, gen) {
+    if (options.padding_idx) {
+      index_t const p = *options.padding_idx;
+      if (p < -vocab_size.value || p >= vocab_size.value) {
+        throw value_error("embedding: padding_idx " + std::to_string(p) + " outside the " +
+                          std::to_string(vocab_size.value) + " rows of " + std::string(dim_name_v<Vocab>));
+      }
+      padding_idx_ = p < 0 ? p + vocab_size.value : p;
+      auto host = dimtensor::to<cpu>(weight.detach());
+      for (index_t j = 0; j < features.value; ++j) host.data()[padding_idx_ * features.value + j] = T(0);
+      weight = dimtensor::to<Backend>(host);
+      weight.requires_grad_();
+    }
+  }
+  /// As above, drawing from `default_generator()`.
+  embedding(Vocab vocab_size, Feat features, embedding_options options)
+      : embedding(vocab_size, features, options, default_generator()) {}
 
   /// The extent of Vocab.
   index_t num_embeddings() const { return weight.extents()[0]; }
   /// The extent of Feat.
   index_t embedding_dim() const { return weight.extents()[1]; }
+  /// The padding row, or none.
+  std::optional<index_t> padding_idx() const {
+    return padding_idx_ < 0 ? std::nullopt : std::optional<index_t>(padding_idx_);
+  }
 
   /// @brief The rows of the weight the @p indices name: the indices' dims
   /// with Feat appended.
@@ -122,17 +156,22 @@ class embedding : public module<embedding<Vocab, Feat, T, Backend>> {
   /// otherwise) and have neither Vocab nor Feat
   /// (`embedding_indices_have_dim`); an index outside [0, num_embeddings())
   /// is a `value_error` naming the call, the index and Vocab ("embedding:
-  /// index_select: …").
+  /// index_select: …").  The entries that look up the padding row add
+  /// nothing to the weight's gradient.
   template <class I>
     requires(Expression<expr_t<I>> || is_ill_formed_v<I>)
   auto operator()(I const& indices) const {
     if constexpr (rejects(detail::embedding_diagnosis<Vocab, Feat, Backend, I>())) {
       return ill_formed{};
     } else {
-      return checked<call::embedding>([&](auto const& indices) { return index_select<Vocab>(weight, indices); },
-                                      indices);
+      return checked<call::embedding>(
+          [&](auto const& indices) { return index_select<Vocab>(weight, indices, padding_index{padding_idx_}); },
+          indices);
     }
   }
+
+ private:
+  index_t padding_idx_ = -1;
 };
 
 }  // namespace nn

@@ -201,14 +201,33 @@ class add_norm : public module<add_norm<Feat, T, Backend>> {
  public:
   BOOST_HANA_DEFINE_STRUCT(add_norm, (nn::dropout, dropout), (layer_norm<Feat, T, Backend>, ln));
 
-  /// Over @p features, dropout @p p.
-  add_norm(Feat features, double p) : dropout(p), ln(features) {}
+  /// Over @p features, dropout @p p, the layer norm's @p eps added to the
+  /// variance (PyTorch's 1e-5; BERT's 1e-12).
+  add_norm(Feat features, double p, double eps = 1e-5) : dropout(p), ln(features, eps) {}
 
   /// ln(dropout(y) + x): the residual connection then layer normalization.
   template <class X, class Y>
   auto operator()(X const& x, Y const& y) {
     return ln(dropout(y) + x);
   }
+};
+
+/// @brief A Transformer block's options, by name (`{.act =
+/// nn::activation::gelu, .attention_bias = true, .eps = 1e-12}` is BERT's
+/// layer); the defaults are d2l's block.
+struct transformer_block_options {
+  /// The FFN's activation.
+  activation act = activation::relu;
+  /// Whether the attention's four projections have a bias (d2l's `use_bias`).
+  bool attention_bias = false;
+  /// Whether the FFN's two layers have a bias.
+  bool ffn_bias = true;
+  /// The layer norms' eps.
+  double eps = 1e-5;
+  /// The dropout on each sublayer's output, before the residual connection.
+  double dropout = 0;
+  /// The dropout on the attention weights.
+  double attention_dropout = 0;
 };
 
 /// @brief d2l's `EncoderBlock`: multi-head self-attention and add & norm,
@@ -233,6 +252,19 @@ class transformer_encoder_block : public module<transformer_encoder_block<Steps,
         addnorm1(num_hiddens, p),
         ffn(num_hiddens, ffn_num_hiddens, num_hiddens, gen),
         addnorm2(num_hiddens, p) {}
+  /// With @p options (activation, biases, eps, dropouts) and @p num_heads
+  /// heads, the layers drawn from @p gen in the same order.
+  transformer_encoder_block(Hidden num_hiddens, FFNHidden ffn_num_hiddens, index_t num_heads,
+                            transformer_block_options const& options, generator& gen)
+      : attention(num_hiddens, num_hiddens, num_hiddens, num_hiddens, num_heads, options.attention_dropout,
+                  options.attention_bias, gen),
+        addnorm1(num_hiddens, options.dropout, options.eps),
+        ffn(num_hiddens, ffn_num_hiddens, num_hiddens, {.act = options.act, .bias = options.ffn_bias}, gen),
+        addnorm2(num_hiddens, options.dropout, options.eps) {}
+  /// As above, drawing from `default_generator()`.
+  transformer_encoder_block(Hidden num_hiddens, FFNHidden ffn_num_hiddens, index_t num_heads,
+                            transformer_block_options const& options)
+      : transformer_encoder_block(num_hiddens, ffn_num_hiddens, num_heads, options, default_generator()) {}
 
   /// @brief The block on @p x ([Batch, Steps, Hidden]) with the valid
   /// lengths @p valid_lens of its sequences ([Batch], or none).

@@ -73,6 +73,57 @@ constexpr auto index_select_diagnosis() {
   }
 }
 
+/// index_select<D>(x, indices) for arguments its diagnosis accepted, the
+/// entries that picked index @p skip adding nothing to x's gradient (an
+/// embedding's padding row; -1: none).
+template <class D, class X, class Ix>
+auto index_select_skipping(X const& x, Ix const& indices, index_t skip) {
+  using L = typename X::specs;
+  using B = typename X::backend;
+  constexpr std::size_t pos = detail::index_of_v<D, L>;
+  constexpr std::size_t r = X::rank;
+  constexpr std::size_t ri = Ix::rank;
+  using out_t = tensor_with_dims<B, typename X::value_type, detail::index_select_dims<D, L, typename Ix::specs>>;
+  auto const t = eval(x).contiguous();
+  auto const idx = eval(indices).contiguous();
+  index_t const extent = t.extents()[pos];
+  index_t const count = idx.size();
+  index_t const bad = backend_first_out_of_range(B{}, idx.data(), count, extent);
+  if (bad >= 0) {
+    throw value_error("index_select: index " + std::to_string(static_cast<index_t>(detail::read_element(B{}, idx.data() + bad))) +
+                      " out of range for dimension " + std::string(dim_name_v<D>) + " of extent " +
+                      std::to_string(extent));
+  }
+  std::array<index_t, r - 1 + ri> ext{};
+  index_t outer = 1;
+  index_t inner = 1;
+  for (std::size_t k = 0; k < pos; ++k) {
+    ext[k] = t.extents()[k];
+    outer *= t.extents()[k];
+  }
+  for (std::size_t k = 0; k < ri; ++k) ext[pos + k] = idx.extents()[k];
+  for (std::size_t k = pos + 1; k < r; ++k) {
+    ext[k - 1 + ri] = t.extents()[k];
+    inner *= t.extents()[k];
+  }
+  out_t out(uninitialized, ext);
+  backend_gather(B{}, out.data(), t.data(), outer, extent, inner, idx.data(), count);
+  if constexpr (std::is_floating_point_v<typename X::value_type>) {
+    if (autograd::should_record(t)) {
+      // Zeros of x's extents, each selected index adding its entries of g.
+      typename autograd::line_node<B, typename X::value_type>::saved keep;
+      auto const wide = detail::as_int64(idx);
+      keep.lens_keep = wide.storage();
+      keep.lens = wide.data();
+      keep.count = idx.size();
+      keep.skip = skip;
+      autograd::record_lines("index_select", out, t, autograd::line_rule::index_add,
+                             kernel::lines{outer, t.extents()[pos], inner}, std::move(keep));
+    }
+  }
+  return out;
+}
+
 }  // namespace detail
 
 /// @brief Picks, along the dim D of x, the entries the indices name; D is
@@ -94,49 +145,27 @@ auto index_select(X const& x, Ix const& indices) {
   if constexpr (rejects(detail::index_select_diagnosis<D, X, Ix>())) {
     return ill_formed{};
   } else {
-    using L = typename X::specs;
-    using B = typename X::backend;
-    constexpr std::size_t pos = detail::index_of_v<D, L>;
-    constexpr std::size_t r = X::rank;
-    constexpr std::size_t ri = Ix::rank;
-    using out_t = tensor_with_dims<B, typename X::value_type, detail::index_select_dims<D, L, typename Ix::specs>>;
-    auto const t = eval(x).contiguous();
-    auto const idx = eval(indices).contiguous();
-    index_t const extent = t.extents()[pos];
-    index_t const count = idx.size();
-    index_t const bad = backend_first_out_of_range(B{}, idx.data(), count, extent);
-    if (bad >= 0) {
-      throw value_error("index_select: index " + std::to_string(static_cast<index_t>(detail::read_element(B{}, idx.data() + bad))) +
-                        " out of range for dimension " + std::string(dim_name_v<D>) + " of extent " +
-                        std::to_string(extent));
-    }
-    std::array<index_t, r - 1 + ri> ext{};
-    index_t outer = 1;
-    index_t inner = 1;
-    for (std::size_t k = 0; k < pos; ++k) {
-      ext[k] = t.extents()[k];
-      outer *= t.extents()[k];
-    }
-    for (std::size_t k = 0; k < ri; ++k) ext[pos + k] = idx.extents()[k];
-    for (std::size_t k = pos + 1; k < r; ++k) {
-      ext[k - 1 + ri] = t.extents()[k];
-      inner *= t.extents()[k];
-    }
-    out_t out(uninitialized, ext);
-    backend_gather(B{}, out.data(), t.data(), outer, extent, inner, idx.data(), count);
-    if constexpr (std::is_floating_point_v<typename X::value_type>) {
-      if (autograd::should_record(t)) {
-        // Zeros of x's extents, each selected index adding its entries of g.
-        typename autograd::line_node<B, typename X::value_type>::saved keep;
-        auto const wide = detail::as_int64(idx);
-        keep.lens_keep = wide.storage();
-        keep.lens = wide.data();
-        keep.count = idx.size();
-        autograd::record_lines("index_select", out, t, autograd::line_rule::index_add,
-                               kernel::lines{outer, t.extents()[pos], inner}, std::move(keep));
-      }
-    }
-    return out;
+    return detail::index_select_skipping<D>(x, indices, -1);
+  }
+}
+
+/// An index whose picks pass no gradient back (`nn.Embedding`'s
+/// `padding_idx`); -1: none.
+struct padding_index {
+  /// The index along the selected dim, or -1.
+  index_t value = -1;
+};
+
+/// @brief index_select<D>(x, indices), the entries that pick
+/// @p padding.value adding nothing to x's gradient (an embedding's
+/// padding row: its lookups are values, never trained).
+template <class D, class X, class Ix>
+  requires((Expression<X> || is_ill_formed_v<X>) && (Expression<Ix> || is_ill_formed_v<Ix>))
+auto index_select(X const& x, Ix const& indices, padding_index padding) {
+  if constexpr (rejects(detail::index_select_diagnosis<D, X, Ix>())) {
+    return ill_formed{};
+  } else {
+    return detail::index_select_skipping<D>(x, indices, padding.value);
   }
 }
 

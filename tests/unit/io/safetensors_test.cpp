@@ -532,8 +532,11 @@ TEST_CASE("safetensors_reader::load and entry: mismatches are io_errors naming t
       (r.load<f3>("W_q.weight")),
       Catch::Contains("safetensors_reader::load: " + file +
                       ": W_q.weight: shape [8, 20] but the tensor type has rank 3 (dims [Batch, Queries, KVPairs])"));
-  REQUIRE_THROWS_WITH((r.load<dt::tensor<double, Hidden, KVPairs>>("W_q.weight")),
-                      Catch::Contains(file + ": W_q.weight: dtype F32 but the tensor holds double (dtype F64)") &&
+  // F32 widens into double exactly; nothing narrows
+  auto const wide = r.load<dt::tensor<double, Hidden, KVPairs>>("W_q.weight");
+  CHECK(dt::equal(wide, dt::cast<double>(r.load<dt::tensor<float, Hidden, KVPairs>>("W_q.weight"))));
+  REQUIRE_THROWS_WITH((r.load<dt::tensor<std::int32_t, Hidden, KVPairs>>("W_q.weight")),
+                      Catch::Contains(file + ": W_q.weight: dtype F32 but the tensor holds std::int32_t (dtype I32)") &&
                           Catch::Contains("load into a tensor of float and convert with dimtensor::cast"));
   REQUIRE_THROWS_WITH((r.load<dt::tensor<float, Hidden, KVPairs>>("W_v.weight")),
                       Catch::Contains("W_v.weight: dtype F64 but the tensor holds float (dtype F32)"));

@@ -92,6 +92,37 @@ TEST_CASE("embedding: the weight's gradient adds up the rows of repeated indices
   }
 }
 
+TEST_CASE("embedding: a padding row is drawn as zeros and gets no gradient (nn.Embedding's padding_idx)",
+          "[nn][embedding][autograd]") {
+  dt::generator gen(6);
+  nn::embedding<Vocab, Embed, double> emb(Vocab(5), Embed(2), {.padding_idx = 1}, gen);
+  REQUIRE(emb.padding_idx() == 1);
+  CHECK(emb.weight.requires_grad());
+  CHECK(emb.weight(Vocab(1), Embed(0)) == 0);
+  CHECK(emb.weight(Vocab(1), Embed(1)) == 0);
+  CHECK(emb.weight(Vocab(2), Embed(0)) != 0);
+  // the padding row is looked up as any other (here after loading weights into it)
+  emb.weight.detach().fill(0.5);
+  tokens_t const tokens{{1, 3, 1}, {4, 1, 0}};
+  auto const out = emb(tokens);
+  CHECK(out(Batch(0), Steps(0), Embed(1)) == 0.5);
+  dt::tensor<double, Batch, Steps, Embed> g(out.extents());
+  g.fill(1);
+  out.backward(g);
+  double const counts[5] = {1, 0, 0, 1, 1};   // index 1 appears three times, and adds nothing
+  for (dt::index_t v = 0; v < 5; ++v) {
+    CHECK(emb.weight.grad()(Vocab(v), Embed(0)) == counts[v]);
+    CHECK(emb.weight.grad()(Vocab(v), Embed(1)) == counts[v]);
+  }
+  // a negative padding index counts from the end; out of range is bad input
+  CHECK(nn::embedding<Vocab, Embed>(Vocab(5), Embed(2), {.padding_idx = -1}, gen).padding_idx() == 4);
+  CHECK_FALSE(nn::embedding<Vocab, Embed>(Vocab(5), Embed(2), gen).padding_idx().has_value());
+  CHECK_THROWS_WITH((nn::embedding<Vocab, Embed>(Vocab(5), Embed(2), {.padding_idx = 5}, gen)),
+                    Catch::Contains("padding_idx 5 outside the 5 rows of Vocab"));
+  CHECK_THROWS_WITH((nn::embedding<Vocab, Embed>(Vocab(5), Embed(2), {.padding_idx = -6}, gen)),
+                    Catch::Contains("padding_idx -6 outside the 5 rows of Vocab"));
+}
+
 TEST_CASE("embedding: parameters by PyTorch's name, saved and loaded", "[nn][embedding]") {
   dt::generator gen(6);
   nn::embedding<Vocab, Embed> a(Vocab(7), Embed(4), gen);

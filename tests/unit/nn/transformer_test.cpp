@@ -78,6 +78,35 @@ TEST_CASE("add_norm: ln(dropout(y) + x), d2l's keys", "[nn][transformer]") {
   CHECK(an.dropout.is_training());
 }
 
+TEST_CASE("transformer_encoder_block: options by name (BERT's layer: biases, GELU, eps 1e-12)", "[nn][transformer]") {
+  dt::generator gen(9);
+  using block_t = nn::transformer_encoder_block<EncSteps, Hidden, FFN, double>;
+  block_t d2l(Hidden(8), FFN(16), 2, {}, gen);
+  CHECK(nn::parameter_names(d2l).size() == 4 + 2 + 4 + 2);   // no attention biases, FFN biases
+  CHECK(d2l.ffn.act() == nn::activation::relu);
+  CHECK(d2l.addnorm1.ln.eps() == 1e-5);
+  block_t bert(Hidden(8), FFN(16), 2,
+               {.act = nn::activation::gelu, .attention_bias = true, .eps = 1e-12, .dropout = 0.1,
+                .attention_dropout = 0.2},
+               gen);
+  auto const names = nn::parameter_names(bert);
+  CHECK(names.size() == 8 + 2 + 4 + 2);
+  CHECK(names[1] == "attention.W_q.bias");
+  CHECK(bert.ffn.act() == nn::activation::gelu);
+  CHECK(bert.addnorm1.ln.eps() == 1e-12);
+  CHECK(bert.addnorm2.ln.eps() == 1e-12);
+  CHECK(bert.addnorm1.dropout.p() == 0.1);
+  block_t bare(Hidden(8), FFN(16), 2, {.ffn_bias = false}, gen);
+  CHECK(nn::parameter_names(bare).size() == 4 + 2 + 2 + 2);
+  // the block runs with its options: GELU between the FFN's layers
+  bert.eval();
+  auto const x = test_support::uniform<dt::tensor<double, Batch, EncSteps, Hidden>>({2, 3, 8}, 3);
+  auto const y = bert(x);
+  auto const h = bert.addnorm1(x, bert.attention(x, dt::rename<EncSteps, nn::SelfKeys>(x), dt::rename<EncSteps, nn::SelfKeys>(x)));
+  auto const want = bert.addnorm2(h, bert.ffn.dense2(dt::gelu(bert.ffn.dense1(h))));
+  CHECK(dt::max_abs_diff(y, want) < 1e-12);
+}
+
 TEST_CASE("transformer: one token at a time with cached keys equals the causal whole-sequence pass",
           "[nn][transformer]") {
   dt::generator gen(11);

@@ -106,3 +106,20 @@ TEST_CASE("index_select large enough for the threaded gather", "[ops][index_sele
                          static_cast<float>(((b * 100 + s) * 37 % 1000) * 64 + e);
   CHECK(all);
 }
+
+TEST_CASE("index_select with a padding index: the same values, no gradient for its picks", "[ops][index_select]") {
+  auto weight = dt::empty<double>(Vocab(4), Embed(2));
+  for (dt::index_t i = 0; i < weight.size(); ++i) weight.data()[i] = static_cast<double>(i) + 0.5;
+  weight.requires_grad_();
+  dt::tensor<std::int32_t, Batch, Steps> tokens{{2, 0, 2}, {3, 2, 0}};
+  auto const plain = dt::index_select<Vocab>(weight, tokens);
+  auto const padded = dt::index_select<Vocab>(weight, tokens, dt::padding_index{2});
+  CHECK(dt::equal(plain, padded));
+  dt::sum(padded).backward();
+  // picks of rows 0 (twice) and 3 (once) count; row 2's three picks do not
+  double const counts[4] = {2, 0, 0, 1};
+  for (dt::index_t v = 0; v < 4; ++v) {
+    CHECK(weight.grad()(Vocab(v), Embed(0)) == counts[v]);
+    CHECK(weight.grad()(Vocab(v), Embed(1)) == counts[v]);
+  }
+}

@@ -54,6 +54,7 @@ class line_node final : public node {
     std::int64_t const* lens = nullptr;         ///< valid lengths, or index_select's indices
     index_t repeat = 1;                         ///< lines per valid length
     index_t count = 0;                          ///< index_select's number of indices
+    index_t skip = -1;                          ///< index_select's index that gets no gradient (-1: none)
   };
 
   /// The node named @p name of @p rule over lines @p s of the input
@@ -105,7 +106,7 @@ class line_node final : public node {
       case line_rule::sum_repeats: backend_sum(Backend{}, g, d, s_.outer, s_.n, s_.inner); break;
       case line_rule::index_add:
         backend_fill(Backend{}, d, n, T(0));
-        backend_index_add(Backend{}, d, g, s_.outer, s_.n, s_.inner, saved_.lens, saved_.count);
+        backend_index_add(Backend{}, d, g, s_.outer, s_.n, s_.inner, saved_.lens, saved_.count, saved_.skip);
         break;
     }
     add_gradient<Backend, T>(*inputs.front(), std::move(dx), n);

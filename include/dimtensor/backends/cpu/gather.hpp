@@ -49,13 +49,14 @@ void backend_gather(cpu, T* dst, T const* src, index_t outer, index_t extent, in
 /// of backend_gather (repeated indices add up).
 ///
 /// @p src is row-major [outer, count, inner], @p dst row-major
-/// [outer, extent, inner]; the indices must be in [0, extent).  Threads
-/// split the (o, i) positions, and each runs over every k in order, so no
-/// two threads write one element and the sums do not depend on the thread
-/// count.
+/// [outer, extent, inner]; the indices must be in [0, extent).  The entries
+/// whose index is @p skip add nothing (an embedding's padding index; -1
+/// for none).  Threads split the (o, i) positions, and each runs over every
+/// k in order, so no two threads write one element and the sums do not
+/// depend on the thread count.
 template <class T, class I>
 void backend_index_add(cpu, T* dst, T const* src, index_t outer, index_t extent, index_t inner, I const* indices,
-                       index_t count) {
+                       index_t count, index_t skip) {
   index_t const columns = outer * inner;
   if (columns == 0 || count == 0) return;
   backends::cpu::parallel_for(columns, count, [&](index_t begin, index_t end) {
@@ -67,6 +68,7 @@ void backend_index_add(cpu, T* dst, T const* src, index_t outer, index_t extent,
       T const* in = src + o * count * inner + i0;
       T* out = dst + o * extent * inner + i0;
       for (index_t k = 0; k < count; ++k) {
+        if (static_cast<index_t>(indices[k]) == skip) continue;
         T const* from = in + k * inner;
         T* to = out + static_cast<index_t>(indices[k]) * inner;
         DIMTENSOR_SIMD

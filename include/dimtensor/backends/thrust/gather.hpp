@@ -58,6 +58,7 @@ struct index_add_column {
   index_t inner;     ///< The product of the extents after it.
   I const* indices;  ///< The count indices.
   index_t count;     ///< The number of indices.
+  index_t skip;      ///< The index whose entries add nothing (-1: none).
 
   /// Adds column @p p (= o * inner + i).
   DIMTENSOR_HOST_DEVICE void operator()(index_t p) const {
@@ -65,7 +66,10 @@ struct index_add_column {
     index_t const i = p - o * inner;
     T const* from = src + o * count * inner + i;
     T* to = dst + o * extent * inner + i;
-    for (index_t k = 0; k < count; ++k) to[static_cast<index_t>(indices[k]) * inner] += from[k * inner];
+    for (index_t k = 0; k < count; ++k) {
+      index_t const at = static_cast<index_t>(indices[k]);
+      if (at != skip) to[at * inner] += from[k * inner];
+    }
   }
 };
 
@@ -100,16 +104,17 @@ void backend_gather(thrust_backend<System>, T* dst, T const* src, index_t outer,
 /// of backend_gather (repeated indices add up).
 ///
 /// @p src is row-major [outer, count, inner], @p dst row-major
-/// [outer, extent, inner]; the indices must be in [0, extent).  One thread
-/// per (o, i) column runs over every k in order, so no two threads write one
-/// element and the sums do not depend on the system or its thread count.
+/// [outer, extent, inner]; the indices must be in [0, extent).  The entries
+/// whose index is @p skip add nothing (-1: none).  One thread per (o, i)
+/// column runs over every k in order, so no two threads write one element
+/// and the sums do not depend on the system or its thread count.
 template <class System, class T, class I>
 void backend_index_add(thrust_backend<System>, T* dst, T const* src, index_t outer, index_t extent, index_t inner,
-                       I const* indices, index_t count) {
+                       I const* indices, index_t count, index_t skip) {
   index_t const columns = outer * inner;
   if (columns == 0 || count == 0) return;
   backends::thrust::for_each_index<thrust_backend<System>>(
-      columns, backends::thrust::index_add_column<T, I>{dst, src, extent, inner, indices, count});
+      columns, backends::thrust::index_add_column<T, I>{dst, src, extent, inner, indices, count, skip});
 }
 
 }  // namespace dimtensor

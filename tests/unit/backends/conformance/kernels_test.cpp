@@ -636,11 +636,12 @@ TEMPLATE_TEST_CASE("conformance: backend_gather, backend_first_out_of_range and 
   std::vector<gather_shape> const shapes = {{1, 5, 1, 8},   {3, 4, 2, 6},  {2, 7, 5, 1},   {4, 10, 33, 40},
                                             {3, 20, 1, 17}, {1, 3, 4, 0},  {0, 3, 2, 4},   {2, 1, 3, 5},
                                             {2, 4, 0, 3},   {6, 50, 64, 90}};
-  auto check = [&](auto zero, auto index_zero, gather_shape s) {
+  // index_add skips the entries whose index is `skip` (-1: none)
+  auto check = [&](auto zero, auto index_zero, gather_shape s, index_t skip) {
     using T = decltype(zero);
     using I = decltype(index_zero);
     INFO(type_name<T>() << ", " << type_name<I>() << " indices, [" << s.outer << ", " << s.extent << ", " << s.inner
-                        << "] at " << s.count << " indices");
+                        << "] at " << s.count << " indices, skipping " << skip);
     // Few distinct indices, so that repeats are common.
     auto const indices = gen.uniform<I>(s.count, 0, static_cast<double>(s.extent - 1));
     auto const src = gen.uniform<T>(s.outer * s.extent * s.inner, -50, 50);
@@ -671,6 +672,7 @@ TEMPLATE_TEST_CASE("conformance: backend_gather, backend_first_out_of_range and 
     buffer<B, T> accb(acc);
     for (index_t o = 0; o < s.outer; ++o) {
       for (index_t k = 0; k < s.count; ++k) {
+        if (static_cast<index_t>(indices[static_cast<std::size_t>(k)]) == skip) continue;
         for (index_t i = 0; i < s.inner; ++i) {
           acc[static_cast<std::size_t>((o * s.extent + static_cast<index_t>(indices[static_cast<std::size_t>(k)])) *
                                            s.inner +
@@ -678,15 +680,17 @@ TEMPLATE_TEST_CASE("conformance: backend_gather, backend_first_out_of_range and 
         }
       }
     }
-    dt::backend_index_add(B{}, accb.data(), gb.data(), s.outer, s.extent, s.inner, ib.data(), s.count);
+    dt::backend_index_add(B{}, accb.data(), gb.data(), s.outer, s.extent, s.inner, ib.data(), s.count, skip);
     CHECK(first_difference(accb.host(), acc) == "");
   };
   SECTION("every shape, against plain loops") {
     for (gather_shape s : shapes) {
-      check(std::int32_t{}, std::int64_t{}, s);
-      check(std::int64_t{}, std::int32_t{}, s);
-      check(float{}, std::int64_t{}, s);
-      check(double{}, std::int32_t{}, s);
+      for (index_t skip : {index_t{-1}, index_t{1}}) {
+        check(std::int32_t{}, std::int64_t{}, s, skip);
+        check(std::int64_t{}, std::int32_t{}, s, skip);
+        check(float{}, std::int64_t{}, s, skip);
+        check(double{}, std::int32_t{}, s, skip);
+      }
     }
   }
 
@@ -717,8 +721,12 @@ TEMPLATE_TEST_CASE("conformance: backend_gather, backend_first_out_of_range and 
     buffer<B, std::int64_t> const indices({1, 1, 0, 1});
     buffer<B, std::int64_t> const src({1, 10, 2, 20, 3, 30, 4, 40});
     buffer<B, std::int64_t> dst({0, 0, 100, 100});
-    dt::backend_index_add(B{}, dst.data(), src.data(), 1, 2, 2, indices.data(), 4);
+    dt::backend_index_add(B{}, dst.data(), src.data(), 1, 2, 2, indices.data(), 4, -1);
     CHECK(dst.host() == std::vector<std::int64_t>{3, 30, 107, 170});
+    // the entries of index 1 skipped (an embedding's padding row)
+    buffer<B, std::int64_t> padded({0, 0, 100, 100});
+    dt::backend_index_add(B{}, padded.data(), src.data(), 1, 2, 2, indices.data(), 4, 1);
+    CHECK(padded.host() == std::vector<std::int64_t>{3, 30, 100, 100});
   }
 }
 
