@@ -228,11 +228,17 @@ struct transformer_block_options {
   double dropout = 0;
   /// The dropout on the attention weights.
   double attention_dropout = 0;
+  /// Pre-LN (GPT-2's block: x + dropout(sublayer(ln(x))), each add & norm's
+  /// layer norm applied to the sublayer's input) instead of d2l's post-LN
+  /// (ln(x + dropout(sublayer(x)))).
+  bool pre_norm = false;
 };
 
 /// @brief d2l's `EncoderBlock`: multi-head self-attention and add & norm,
 /// then the position-wise FFN and add & norm.  Members: `attention`,
-/// `addnorm1`, `ffn`, `addnorm2`.
+/// `addnorm1`, `ffn`, `addnorm2`.  With `transformer_block_options`, also
+/// BERT's layer (biases, GELU, eps) and, pre-LN with causal lengths per
+/// query, GPT-2's.
 template <class Steps, class Hidden, class FFNHidden, class T = float, class Backend = default_backend>
 class transformer_encoder_block : public module<transformer_encoder_block<Steps, Hidden, FFNHidden, T, Backend>> {
  public:
@@ -260,7 +266,8 @@ class transformer_encoder_block : public module<transformer_encoder_block<Steps,
                   options.attention_bias, gen),
         addnorm1(num_hiddens, options.dropout, options.eps),
         ffn(num_hiddens, ffn_num_hiddens, num_hiddens, {.act = options.act, .bias = options.ffn_bias}, gen),
-        addnorm2(num_hiddens, options.dropout, options.eps) {}
+        addnorm2(num_hiddens, options.dropout, options.eps),
+        pre_norm_(options.pre_norm) {}
   /// As above, drawing from `default_generator()`.
   transformer_encoder_block(Hidden num_hiddens, FFNHidden ffn_num_hiddens, index_t num_heads,
                             transformer_block_options const& options)
@@ -271,9 +278,31 @@ class transformer_encoder_block : public module<transformer_encoder_block<Steps,
   template <class X, class... L>
     requires(sizeof...(L) <= 1)
   auto operator()(X const& x, L const&... valid_lens) {
+    using out_t = std::remove_cvref_t<decltype(post_norm_pass(x, valid_lens...))>;
+    if (pre_norm_) return out_t(pre_norm_pass(x, valid_lens...));
+    return post_norm_pass(x, valid_lens...);
+  }
+
+  /// Whether the block is pre-LN.
+  bool pre_norm() const noexcept { return pre_norm_; }
+
+ private:
+  bool pre_norm_ = false;
+
+  template <class X, class... L>
+  auto post_norm_pass(X const& x, L const&... valid_lens) {
     auto const keys = rename<Steps, SelfKeys>(x);
     auto const y = addnorm1(x, attention(x, keys, keys, detail::relabel_lengths<Steps, SelfKeys>(valid_lens)...));
     return addnorm2(y, ffn(y));
+  }
+
+  template <class X, class... L>
+  auto pre_norm_pass(X const& x, L const&... valid_lens) {
+    auto const n1 = addnorm1.ln(x);
+    auto const k1 = rename<Steps, SelfKeys>(n1);
+    auto const h = dimtensor::eval(x + addnorm1.dropout(attention(n1, k1, k1,
+                                                                  detail::relabel_lengths<Steps, SelfKeys>(valid_lens)...)));
+    return h + addnorm2.dropout(ffn(addnorm2.ln(h)));
   }
 };
 

@@ -105,6 +105,17 @@ TEST_CASE("transformer_encoder_block: options by name (BERT's layer: biases, GEL
   auto const h = bert.addnorm1(x, bert.attention(x, dt::rename<EncSteps, nn::SelfKeys>(x), dt::rename<EncSteps, nn::SelfKeys>(x)));
   auto const want = bert.addnorm2(h, bert.ffn.dense2(dt::gelu(bert.ffn.dense1(h))));
   CHECK(dt::max_abs_diff(y, want) < 1e-12);
+
+  // pre-LN: x + attention(ln1(x)), then h + ffn(ln2(h))
+  block_t pre(Hidden(8), FFN(16), 2, {.attention_bias = true, .pre_norm = true}, gen);
+  pre.eval();
+  CHECK(pre.pre_norm());
+  CHECK_FALSE(bert.pre_norm());
+  auto const n1 = pre.addnorm1.ln(x);
+  auto const k1 = dt::rename<EncSteps, nn::SelfKeys>(n1);
+  auto const h1 = dt::eval(x + pre.attention(n1, k1, k1));
+  auto const want_pre = dt::eval(h1 + pre.ffn(pre.addnorm2.ln(h1)));
+  CHECK(dt::max_abs_diff(pre(x), want_pre) < 1e-12);
 }
 
 TEST_CASE("transformer: one token at a time with cached keys equals the causal whole-sequence pass",
