@@ -37,6 +37,7 @@ set(layer_rules
   "8,io,^dimtensor/io/"
   "8,viz,^dimtensor/viz/"
   "8,data,^dimtensor/data/"
+  "8,text,^dimtensor/text/"
   "9,models,^dimtensor/models/")
 
 # Sideways includes the picture allows: <from module>><to module>.
