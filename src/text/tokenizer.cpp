@@ -106,6 +106,8 @@ struct tokenizer::impl {
   // decoder
   enum class dec { none, wordpiece, byte_level } decoder = dec::none;
   bool cleanup = true;
+  // truncation: the most ids an encoding keeps, special tokens included (0: no limit)
+  std::size_t max_length = 0;
 
   [[noreturn]] void fail(std::string const& what) const { throw io_error(where + what); }
 
@@ -189,6 +191,14 @@ void tokenizer::impl::read(json::value const& root) {
   }
   if (model == "BPE" && pre_tokenizer != pre::byte_level) fail("a BPE model without the ByteLevel pre-tokenizer is not built");
   if (json::value const* p = root.find("post_processor"); p != nullptr && !p->is_null()) read_post_processor(*p);
+  if (json::value const* t = root.find("truncation"); t != nullptr && !t->is_null()) {
+    json::value const& n = field(*t, "max_length", "truncation");
+    if (n.type() != json::kind::integer || n.as_integer() <= 0) fail("truncation.max_length is not a positive integer");
+    if (json::value const* dir = t->find("direction"); dir != nullptr && text_of(*dir, "truncation.direction") != "Right") {
+      fail("truncation.direction " + dir->as_string() + " is not built (Right)");
+    }
+    max_length = static_cast<std::size_t>(n.as_integer());
+  }
   if (json::value const* d = root.find("decoder"); d != nullptr && !d->is_null()) {
     std::string const type = type_of(*d, "decoder");
     if (type == "WordPiece") {
@@ -540,6 +550,13 @@ std::vector<std::string> tokenizer::tokenize(std::string_view text) const { retu
 std::vector<std::int64_t> tokenizer::encode(std::string_view text, bool add_special_tokens) const {
   std::vector<std::int64_t> ids;
   for (auto const& t : impl_->tokenize(text, nullptr)) ids.push_back(impl_->id_of(t));
+  std::size_t specials = 0;
+  if (add_special_tokens) {
+    for (auto const& p : impl_->single) specials += p.ids.size();
+  }
+  if (impl_->max_length > 0 && ids.size() + specials > impl_->max_length) {
+    ids.resize(impl_->max_length > specials ? impl_->max_length - specials : 0);
+  }
   if (!add_special_tokens) return ids;
   std::vector<std::int64_t> out;
   for (auto const& p : impl_->single) {

@@ -3,8 +3,10 @@
 Hugging Face `transformers` itself.
 
 A tiny random `BertModel` (hidden 32, 2 layers, 4 heads, intermediate 37,
-vocabulary 99) is written by `save_pretrained` (its `config.json` and
-`model.safetensors`, the files a user's checkpoint folder holds).  Its
+the vocabulary of data/tokenizers/bert, whose `tokenizer.json` is copied
+beside it: run goldens_tokenizers.py first) is written by `save_pretrained`
+(its `config.json` and `model.safetensors`: with the tokenizer, the files a
+user's checkpoint folder holds; examples/sentence_embeddings runs on it).  Its
 parameters are drawn here from numpy's seeded generator, wider than
 transformers' initializer (N(0, 0.02) makes every attention weight nearly
 uniform), so that every parameter matters.  In eval mode, on a right-padded
@@ -37,7 +39,9 @@ OUT = pathlib.Path(__file__).resolve().parent / "data" / "models" / "bert"
 
 def main():
     torch.set_num_threads(1)
-    config = transformers.BertConfig(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+    tokenizer = OUT.parent.parent / "tokenizers" / "bert" / "tokenizer.json"
+    vocab_size = len(json.loads(tokenizer.read_text(encoding="utf-8"))["model"]["vocab"])
+    config = transformers.BertConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                                      intermediate_size=37, max_position_embeddings=64, type_vocab_size=2)
     model = transformers.BertModel(config)
     rng = np.random.RandomState(20261207)
@@ -54,6 +58,7 @@ def main():
         shutil.rmtree(OUT)
     OUT.mkdir(parents=True)
     model.save_pretrained(OUT)
+    shutil.copy(tokenizer, OUT / "tokenizer.json")
 
     batch, tokens = 3, 9
     lengths = [9, 6, 2]

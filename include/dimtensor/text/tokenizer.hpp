@@ -16,7 +16,9 @@
 /// @endcode
 ///
 /// Added tokens (`[MASK]`, `<|endoftext|>`) are found in the text as
-/// written and keep their ids.  A component the file names that is not
+/// written and keep their ids.  The file's truncation (its `max_length`,
+/// from the right) applies to `encode`; its padding is left to the caller,
+/// who pads a batch to its longest sequence.  A component the file names that is not
 /// built here (another normalizer, pre-tokenizer or model, a BPE with
 /// dropout or byte fallback) is an `io_error` naming the file and the
 /// field, as is a file that is not JSON (with its line and column).  Text
@@ -48,7 +50,8 @@ class tokenizer {
   /// The tokens of @p text, without the template's special tokens.
   std::vector<std::string> tokenize(std::string_view text) const;
   /// The ids of @p text, with the post-processor's special tokens
-  /// (`[CLS]` … `[SEP]`) unless @p add_special_tokens is false.
+  /// (`[CLS]` … `[SEP]`) unless @p add_special_tokens is false, cut at the
+  /// file's `truncation.max_length` (special tokens included) when it has one.
   std::vector<std::int64_t> encode(std::string_view text, bool add_special_tokens = true) const;
   /// The text of @p ids, the special tokens left out unless
   /// @p skip_special_tokens is false (the file's decoder: WordPiece's
