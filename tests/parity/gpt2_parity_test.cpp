@@ -69,6 +69,22 @@ TEST_CASE("models::gpt2 matches transformers' GPT2LMHeadModel in float32: output
               load<dt::tensor<float, Batch, Tokens, Hidden>>(dir, "f32_last_hidden_state"));
   check_close("logits", out.logits, load<dt::tensor<float, Batch, Tokens, Vocab>>(dir, "f32_logits"));
 
+  // decoding with the cache: the first 5 tokens, then 1, then 3, give the
+  // whole sequence's logits at their positions
+  {
+    decltype(net)::cache c;
+    dt::tensor<float, Batch, Tokens, Vocab> const whole = net(ids).logits;
+    dt::index_t from = 0;
+    for (dt::index_t n : {5, 1, 3}) {
+      auto const part = net(dt::tensor<std::int64_t, Batch, Tokens>(dt::slice<Tokens>(ids, from, from + n)), c);
+      INFO("steps " << from << " to " << from + n);
+      check_close("logits with the cache", part.logits, dt::slice<Tokens>(whole, from, from + n));
+      from += n;
+    }
+    CHECK(c.steps == 9);
+    CHECK(c.keys[1]->extent<nn::SelfKeys>() == 9);
+  }
+
   auto const prompt = load<ids_t>(dir, "prompt");
   auto const want = load<ids_t>(dir, "greedy");
   auto const got = models::greedy(net, prompt, 12);
@@ -126,5 +142,8 @@ TEST_CASE("models::gpt2: what the loader and the model refuse", "[parity][models
                       Catch::Contains("length 3 of sequence 0 outside [0, 2]"));
     CHECK_THROWS_WITH(models::greedy(net, dt::zeros<std::int64_t>(Batch(1), Tokens(30)), 5),
                       Catch::Contains("33 tokens but 32 positions"));
+    decltype(net)::cache c;
+    (void)net(dt::zeros<std::int64_t>(Batch(1), Tokens(30)), c);
+    CHECK_THROWS_WITH(net(dt::zeros<std::int64_t>(Batch(1), Tokens(3)), c), Catch::Contains("33 tokens but 32 positions"));
   }
 }

@@ -11,7 +11,7 @@
 /// auto net = dt::models::gpt2<>::from_pretrained("gpt2-tiny/");
 /// auto const out = net(ids, lens);                  // ids [Batch, Tokens], lens [Batch]
 /// // out.logits [Batch, Tokens, Vocab]
-/// auto const text = dt::models::greedy(net, prompt, 20);   // prompt and 20 more tokens
+/// auto const text = dt::models::greedy(net, prompt, 20);   // prompt and 20 more tokens, with a cache
 /// @endcode
 ///
 /// The blocks are `nn::transformer_encoder_block` with `{.act = gelu_tanh,
@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -167,6 +168,18 @@ class gpt2 : public nn::module<gpt2<BatchDim, TokensDim, T, Backend>> {
   using block_type = nn::transformer_encoder_block<TokensDim, Hidden, Intermediate, T, Backend>;
   /// What a call returns.
   using output_type = gpt2_output<BatchDim, TokensDim, T, Backend>;
+  /// One block's keys or values, split into heads: [Batch, SelfKeys, Heads, HeadFeat].
+  using heads_type = basic_tensor<Backend, T, BatchDim, nn::SelfKeys, nn::Heads, nn::HeadFeat>;
+  /// @brief What decoding keeps between calls: each block's keys and
+  /// values so far, and how many steps they hold.
+  struct cache {
+    /// Each block's keys (none before the first call).
+    std::vector<std::optional<heads_type>> keys;
+    /// Each block's values.
+    std::vector<std::optional<heads_type>> values;
+    /// The steps so far: the next call's first position.
+    index_t steps = 0;
+  };
 
   BOOST_HANA_DEFINE_STRUCT(gpt2, (nn::embedding<Vocab, Hidden, T, Backend>, wte),
                            (nn::embedding<nn::Positions, Hidden, T, Backend>, wpe), (nn::dropout, drop),
@@ -233,6 +246,38 @@ class gpt2 : public nn::module<gpt2<BatchDim, TokensDim, T, Backend>> {
     basic_tensor<Backend, T, BatchDim, TokensDim, Vocab> logits = contract<Hidden>(last, wte.weight);
     return {std::move(last), std::move(logits)};
   }
+  /// @brief The next steps @p ids ([Batch, Tokens], no padding) of the
+  /// sequences in @p c, at positions c.steps onwards: each block's keys
+  /// and values are appended to @p c and each new token attends to every
+  /// step up to its own (as the whole sequence would, without running it
+  /// again).  `value_error` past the positions.
+  output_type operator()(ids_type const& ids, cache& c) {
+    index_t const b = ids.template extent<BatchDim>();
+    index_t const n = ids.template extent<TokensDim>();
+    if (c.steps < 0 || n > wpe.num_embeddings() - c.steps) {
+      throw value_error("gpt2: " + std::to_string(c.steps + n) + " tokens but " + std::to_string(wpe.num_embeddings()) +
+                        " positions (n_positions)");
+    }
+    c.keys.resize(h.size());
+    c.values.resize(h.size());
+    basic_tensor<cpu, std::int64_t, BatchDim, TokensDim> causal(
+        typename basic_tensor<cpu, std::int64_t, BatchDim, TokensDim>::extents_type{b, n});
+    for (index_t r = 0; r < b; ++r) {
+      for (index_t i = 0; i < n; ++i) causal.data()[r * n + i] = c.steps + i + 1;
+    }
+    auto const per_query = dimtensor::to<Backend>(causal);
+    auto const positions =
+        dimtensor::to<Backend>(arange<std::int64_t, TokensDim>(static_cast<double>(c.steps), static_cast<double>(c.steps + n)));
+    basic_tensor<Backend, T, BatchDim, TokensDim, Hidden> x = drop(wte(ids) + wpe(positions));
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      x = basic_tensor<Backend, T, BatchDim, TokensDim, Hidden>(h[i].step(x, c.keys[i], c.values[i], per_query));
+    }
+    c.steps += n;
+    basic_tensor<Backend, T, BatchDim, TokensDim, Hidden> last = ln_f(x);
+    basic_tensor<Backend, T, BatchDim, TokensDim, Vocab> logits = contract<Hidden>(last, wte.weight);
+    return {std::move(last), std::move(logits)};
+  }
+
   /// As above, every token attended to (no padding).
   output_type operator()(ids_type const& ids) {
     index_t const b = ids.template extent<BatchDim>();
@@ -246,30 +291,36 @@ class gpt2 : public nn::module<gpt2<BatchDim, TokensDim, T, Backend>> {
 
 /// @brief Greedy decoding, as `generate(do_sample=False, max_new_tokens=n)`
 /// with no end token: @p prompt ([Batch, Tokens], no padding) followed by
-/// @p n tokens, each the first largest logit at the last position, the
-/// whole sequence run again for each (no cache of keys and values yet).
-/// `value_error` when the result would have more tokens than positions.
+/// @p n tokens, each the first largest logit at the last position.  The
+/// prompt runs once and each new token alone, against the model's cache of
+/// keys and values (`Model::cache`).  `value_error` when the result would
+/// have more tokens than positions.
 template <class Model, class B, class BatchDim, class TokensDim>
 basic_tensor<B, std::int64_t, BatchDim, TokensDim> greedy(Model& net,
                                                          basic_tensor<B, std::int64_t, BatchDim, TokensDim> const& prompt,
                                                          index_t n) {
   autograd::no_grad const guard;
   using host_ids = basic_tensor<cpu, std::int64_t, BatchDim, TokensDim>;
-  auto ids = dimtensor::to<cpu>(prompt);
-  index_t const b = ids.template extent<BatchDim>();
+  host_ids const start = dimtensor::to<cpu>(prompt);
+  index_t const b = start.template extent<BatchDim>();
+  index_t const len = start.template extent<TokensDim>();
+  host_ids out(typename host_ids::extents_type{b, len + n});
+  for (index_t r = 0; r < b; ++r) std::copy(start.data() + r * len, start.data() + (r + 1) * len, out.data() + r * (len + n));
+  typename Model::cache c;
+  host_ids feed = start;
   for (index_t step = 0; step < n; ++step) {
-    index_t const len = ids.template extent<TokensDim>();
-    auto const logits = dimtensor::to<cpu>(dimtensor::eval(net(dimtensor::to<B>(ids)).logits.contiguous()));
+    auto const logits = dimtensor::to<cpu>(dimtensor::eval(net(dimtensor::to<B>(feed), c).logits.contiguous()));
+    index_t const fed = feed.template extent<TokensDim>();
     index_t const vocab = logits.template extent<Vocab>();
-    host_ids next(typename host_ids::extents_type{b, len + 1});
+    host_ids next(typename host_ids::extents_type{b, 1});
     for (index_t r = 0; r < b; ++r) {
-      std::copy(ids.data() + r * len, ids.data() + (r + 1) * len, next.data() + r * (len + 1));
-      auto const* row = logits.data() + (r * len + len - 1) * vocab;
-      next.data()[r * (len + 1) + len] = std::max_element(row, row + vocab) - row;
+      auto const* row = logits.data() + (r * fed + fed - 1) * vocab;
+      next.data()[r] = std::max_element(row, row + vocab) - row;
+      out.data()[r * (len + n) + len + step] = next.data()[r];
     }
-    ids = std::move(next);
+    feed = std::move(next);
   }
-  return dimtensor::to<B>(ids);
+  return dimtensor::to<B>(out);
 }
 
 }  // namespace dimtensor::models

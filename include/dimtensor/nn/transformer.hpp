@@ -286,6 +286,36 @@ class transformer_encoder_block : public module<transformer_encoder_block<Steps,
   /// Whether the block is pre-LN.
   bool pre_norm() const noexcept { return pre_norm_; }
 
+  /// @brief The block on the next steps @p x ([Batch, Steps, Hidden]) of
+  /// sequences whose earlier steps' keys and values (split into heads,
+  /// [Batch, SelfKeys, Heads, HeadFeat]) are in @p keys and @p values: the
+  /// new steps' are appended to them, and each new step attends to the
+  /// steps up to its own (a decoder-only stack decoding with a cache:
+  /// lengths per query, [Batch, Steps], the steps so far plus its own
+  /// position plus one).  The same numbers as the whole sequence through
+  /// operator() with those causal lengths.
+  template <class X, class KV, class L>
+  auto step(X const& x, std::optional<KV>& keys, std::optional<KV>& values, L const& causal_lens) {
+    auto const in = pre_norm_ ? dimtensor::eval(addnorm1.ln(x)) : dimtensor::eval(x);
+    auto const own = rename<Steps, SelfKeys>(in);
+    KV k = attention.key_heads(own);
+    KV v = attention.value_heads(own);
+    if (keys) {
+      k = KV(concat<SelfKeys>(*keys, k));
+      v = KV(concat<SelfKeys>(*values, v));
+    }
+    auto const a = attention.attend_heads(attention.query_heads(in), k, v, causal_lens);
+    keys = std::move(k);
+    values = std::move(v);
+    using out_t = std::remove_cvref_t<decltype(post_norm_pass(x, causal_lens))>;
+    if (pre_norm_) {
+      auto const h = dimtensor::eval(x + addnorm1.dropout(a));
+      return out_t(h + addnorm2.dropout(ffn(addnorm2.ln(h))));
+    }
+    auto const y = addnorm1(x, a);
+    return out_t(addnorm2(y, ffn(y)));
+  }
+
  private:
   bool pre_norm_ = false;
 

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,25 @@ TEST_CASE("transformer_encoder_block: options by name (BERT's layer: biases, GEL
   auto const h1 = dt::eval(x + pre.attention(n1, k1, k1));
   auto const want_pre = dt::eval(h1 + pre.ffn(pre.addnorm2.ln(h1)));
   CHECK(dt::max_abs_diff(pre(x), want_pre) < 1e-12);
+
+  // step(): two steps, then one, with the keys and values kept, equal the
+  // whole sequence with causal lengths per query, post-LN and pre-LN
+  dt::tensor<std::int64_t, Batch, EncSteps> const causal{{1, 2, 3}, {1, 2, 3}};
+  using heads_t = dt::tensor<double, Batch, nn::SelfKeys, nn::Heads, nn::HeadFeat>;
+  for (block_t* blk : {&bert, &pre}) {
+    auto const whole = (*blk)(x, causal);
+    std::optional<heads_t> keys;
+    std::optional<heads_t> values;
+    dt::tensor<std::int64_t, Batch, EncSteps> const first{{1, 2}, {1, 2}};
+    dt::tensor<std::int64_t, Batch, EncSteps> const second{{3}, {3}};
+    auto const a = blk->step(dt::eval(dt::slice<EncSteps>(x, 0, 2)), keys, values, first);
+    REQUIRE(keys->extent<nn::SelfKeys>() == 2);
+    auto const b = blk->step(dt::eval(dt::slice<EncSteps>(x, 2, 3)), keys, values, second);
+    CHECK(keys->extent<nn::SelfKeys>() == 3);
+    CHECK(values->extent<nn::SelfKeys>() == 3);
+    CHECK(dt::max_abs_diff(a, dt::slice<EncSteps>(whole, 0, 2)) < 1e-12);
+    CHECK(dt::max_abs_diff(b, dt::slice<EncSteps>(whole, 2, 3)) < 1e-12);
+  }
 }
 
 TEST_CASE("transformer: one token at a time with cached keys equals the causal whole-sequence pass",

@@ -263,6 +263,31 @@ class multi_head_attention
   /// The number of heads.
   index_t num_heads() const noexcept { return num_heads_; }
 
+  /// @brief The parts of the named form, for a caller that keeps the
+  /// keys' and values' projections (a decoder's cache): W_q(x) split into
+  /// [..., Heads, HeadFeat].
+  template <class X>
+  auto query_heads(X const& x) const {
+    return split<Hidden, Heads, HeadFeat>(W_q(x), Heads(num_heads_));
+  }
+  /// W_k(x) split into heads.
+  template <class X>
+  auto key_heads(X const& x) const {
+    return split<Hidden, Heads, HeadFeat>(W_k(x), Heads(num_heads_));
+  }
+  /// W_v(x) split into heads.
+  template <class X>
+  auto value_heads(X const& x) const {
+    return split<Hidden, Heads, HeadFeat>(W_v(x), Heads(num_heads_));
+  }
+  /// The rest of the named form on projected heads: W_o of the heads'
+  /// attention merged, each query attending as @p valid_lens say.
+  template <class Q, class K, class V, class... L>
+    requires(sizeof...(L) <= 1)
+  auto attend_heads(Q const& q, K const& k, V const& v, L const&... valid_lens) {
+    return W_o(merge<Heads, HeadFeat, Hidden>(attention(q, k, v, valid_lens...)));
+  }
+
   /// @brief The named form: heads a dim of their own, valid_lens ([Batch]
   /// or [Batch, Queries], or none) broadcast over them by name.
   template <class Q, class K, class V, class... L>
