@@ -13,6 +13,7 @@ packages=(
   libbenchmark-dev doxygen graphviz libpng-dev
   libcairo2-dev pkg-config fonts-dejavu-core
   clang libclang-rt-14-dev
+  libsentencepiece-dev
 )
 
 missing=()

@@ -3,10 +3,11 @@
 Hugging Face `transformers` itself.
 
 A tiny random `MarianMTModel` (d_model 32, 2 encoder and 2 decoder layers,
-4 heads, FFN 37, vocabulary 99, 64 positions, `swish`, embeddings scaled by
-√d_model as the opus-mt checkpoints are) is written by `save_pretrained`
-(`config.json`, `model.safetensors`: the shared embedding under
-`model.shared.weight`, `final_logits_bias`).  Its parameters are drawn from
+4 heads, FFN 37, 64 positions, `swish`, embeddings scaled by √d_model as the
+opus-mt checkpoints are; the vocabulary of data/tokenizers/marian, whose
+files are copied beside it: run goldens_marian_tokenizer.py first) is
+written by `save_pretrained` (`config.json`, `model.safetensors`: the shared
+embedding under `model.shared.weight`, `final_logits_bias`).  Its parameters are drawn from
 numpy's seeded generator.  In eval mode, on right-padded source and target
 batches:
 
@@ -36,11 +37,13 @@ OUT = pathlib.Path(__file__).resolve().parent / "data" / "models" / "marian"
 
 def main():
     torch.set_num_threads(1)
+    tokenizer = OUT.parent.parent / "tokenizers" / "marian"
+    vocab = json.loads((tokenizer / "vocab.json").read_text(encoding="utf-8"))
     config = transformers.MarianConfig(
-        vocab_size=99, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        vocab_size=len(vocab), d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
         decoder_attention_heads=4, encoder_ffn_dim=37, decoder_ffn_dim=37, max_position_embeddings=64,
-        activation_function="swish", scale_embedding=True, pad_token_id=98, eos_token_id=0,
-        decoder_start_token_id=98, forced_eos_token_id=None)
+        activation_function="swish", scale_embedding=True, pad_token_id=vocab["<pad>"], eos_token_id=vocab["</s>"],
+        decoder_start_token_id=vocab["<pad>"], forced_eos_token_id=None)
     model = transformers.MarianMTModel(config)
     rng = np.random.RandomState(20261209)
     with torch.no_grad():
@@ -60,15 +63,17 @@ def main():
         shutil.rmtree(OUT)
     OUT.mkdir(parents=True)
     model.save_pretrained(OUT)
+    for name in ("source.spm", "target.spm", "vocab.json"):
+        shutil.copy(tokenizer / name, OUT / name)
 
     batch, src, tgt = 3, 7, 5
     lengths = [7, 4, 2]
-    input_ids = rng.randint(1, 98, size=(batch, src)).astype(np.int64)
+    input_ids = rng.randint(1, config.pad_token_id, size=(batch, src)).astype(np.int64)
     attention_mask = np.zeros((batch, src), dtype=np.int64)
     for b, n in enumerate(lengths):
         attention_mask[b, :n] = 1
         input_ids[b, n:] = config.pad_token_id
-    decoder_input_ids = rng.randint(1, 98, size=(batch, tgt)).astype(np.int64)
+    decoder_input_ids = rng.randint(1, config.pad_token_id, size=(batch, tgt)).astype(np.int64)
     decoder_input_ids[:, 0] = config.decoder_start_token_id
     np.save(OUT / "input_ids.npy", input_ids)
     np.save(OUT / "attention_mask.npy", attention_mask)
