@@ -71,7 +71,8 @@ struct tokenizer::impl {
   std::string where;  // "tokenizer: FILE: "
   std::string model;
   std::unordered_map<std::string, std::int64_t> vocab;
-  std::vector<std::string> tokens;  // by id ("" where no token has the id)
+  std::unordered_map<std::int64_t, std::string> tokens;  // by id
+  std::int64_t max_id = -1;
 
   struct added_token {
     std::u32string content;
@@ -79,7 +80,7 @@ struct tokenizer::impl {
     bool special = false;
   };
   std::vector<added_token> added;  // longest first
-  std::vector<bool> special_id;
+  std::unordered_map<std::int64_t, bool> special_id;
 
   // BertNormalizer
   bool bert_normalizer = false;
@@ -156,16 +157,15 @@ void tokenizer::impl::read(json::value const& root) {
       if (at.content.empty()) fail("an added token is empty");
       std::string const token = detail::utf8_encode(at.content);
       vocab.emplace(token, at.id);
-      if (static_cast<std::size_t>(at.id) >= tokens.size()) tokens.resize(static_cast<std::size_t>(at.id) + 1);
-      tokens[static_cast<std::size_t>(at.id)] = token;
+      tokens[at.id] = token;
+      max_id = std::max(max_id, at.id);
       added.push_back(std::move(at));
     }
     std::stable_sort(added.begin(), added.end(),
                      [](added_token const& x, added_token const& y) { return x.content.size() > y.content.size(); });
   }
-  special_id.assign(tokens.size(), false);
   for (auto const& a : added) {
-    if (a.special) special_id[static_cast<std::size_t>(a.id)] = true;
+    if (a.special) special_id[a.id] = true;
   }
 
   if (json::value const* n = root.find("normalizer"); n != nullptr && !n->is_null()) {
@@ -221,10 +221,9 @@ void tokenizer::impl::read_model(json::value const& m) {
     if (id.type() != json::kind::integer || id.as_integer() < 0 || id.as_integer() > std::numeric_limits<std::int32_t>::max()) {
       fail("model.vocab: the id of " + token + " is not an id");
     }
-    auto const i = static_cast<std::size_t>(id.as_integer());
     vocab.emplace(token, id.as_integer());
-    if (i >= tokens.size()) tokens.resize(i + 1);
-    tokens[i] = token;
+    tokens[id.as_integer()] = token;
+    max_id = std::max(max_id, id.as_integer());
   }
   if (model == "WordPiece") {
     unk = text_of(field(m, "unk_token", "model"), "model.unk_token");
@@ -449,33 +448,28 @@ void tokenizer::impl::model_tokens(std::u32string const& word, std::vector<std::
     out.insert(out.end(), pieces.begin(), pieces.end());
     return;
   }
-  // BPE: the characters, then the pair of lowest rank merged, again and again
+  // BPE: the characters, then the adjacent pair of lowest rank (the
+  // leftmost of equals) merged, again and again, as the tokenizers
+  // library's queue does; each pair's rank is looked up once and again
+  // only when a neighbour merges
+  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
   std::vector<std::string> parts;
   for (char32_t c : word) parts.push_back(detail::utf8_encode(std::u32string(1, c)));
-  while (parts.size() > 1) {
-    std::size_t best = std::numeric_limits<std::size_t>::max();
-    std::size_t at = 0;
-    for (std::size_t k = 0; k + 1 < parts.size(); ++k) {
-      auto const r = ranks.find({parts[k], parts[k + 1]});
-      if (r != ranks.end() && r->second < best) {
-        best = r->second;
-        at = k;
-      }
-    }
-    if (best == std::numeric_limits<std::size_t>::max()) break;
-    // merge every occurrence of that pair, left to right
-    std::string const left = parts[at];
-    std::string const right = parts[at + 1];
-    std::vector<std::string> merged;
-    for (std::size_t k = 0; k < parts.size(); ++k) {
-      if (k + 1 < parts.size() && parts[k] == left && parts[k + 1] == right) {
-        merged.push_back(left + right);
-        ++k;
-      } else {
-        merged.push_back(parts[k]);
-      }
-    }
-    parts = std::move(merged);
+  auto const rank_of = [&](std::size_t k) {
+    auto const r = ranks.find({parts[k], parts[k + 1]});
+    return r == ranks.end() ? none : r->second;
+  };
+  std::vector<std::size_t> rank(parts.empty() ? 0 : parts.size() - 1);
+  for (std::size_t k = 0; k < rank.size(); ++k) rank[k] = rank_of(k);
+  while (!rank.empty()) {
+    auto const best = std::min_element(rank.begin(), rank.end());
+    if (*best == none) break;
+    auto const at = static_cast<std::size_t>(best - rank.begin());
+    parts[at] += parts[at + 1];
+    parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(at) + 1);
+    rank.erase(rank.begin() + static_cast<std::ptrdiff_t>(at));
+    if (at < rank.size()) rank[at] = rank_of(at);
+    if (at > 0) rank[at - 1] = rank_of(at - 1);
   }
   out.insert(out.end(), parts.begin(), parts.end());
 }
@@ -539,7 +533,13 @@ tokenizer::tokenizer(std::filesystem::path const& source) {
   } catch (value_error const& e) {
     throw io_error(m->where + e.what());
   }
-  m->read(root);
+  try {
+    m->read(root);
+  } catch (io_error const&) {
+    throw;
+  } catch (value_error const& e) {   // an added token that is not UTF-8
+    throw io_error(m->where + e.what());
+  }
   impl_ = std::move(m);
 }
 
@@ -570,10 +570,11 @@ std::vector<std::int64_t> tokenizer::encode(std::string_view text, bool add_spec
 }
 
 std::string const& tokenizer::id_to_token(std::int64_t id) const {
-  if (id < 0 || static_cast<std::size_t>(id) >= impl_->tokens.size() || impl_->tokens[static_cast<std::size_t>(id)].empty()) {
+  auto const it = impl_->tokens.find(id);
+  if (it == impl_->tokens.end()) {
     throw value_error(std::string(op) + ": id " + std::to_string(id) + " is not in the vocabulary of " + impl_->where);
   }
-  return impl_->tokens[static_cast<std::size_t>(id)];
+  return it->second;
 }
 
 std::optional<std::int64_t> tokenizer::token_to_id(std::string_view token) const {
@@ -581,14 +582,14 @@ std::optional<std::int64_t> tokenizer::token_to_id(std::string_view token) const
   return it == impl_->vocab.end() ? std::nullopt : std::optional<std::int64_t>(it->second);
 }
 
-std::int64_t tokenizer::vocab_size() const noexcept { return static_cast<std::int64_t>(impl_->tokens.size()); }
+std::int64_t tokenizer::vocab_size() const noexcept { return impl_->max_id + 1; }
 
 std::string tokenizer::decode(std::span<std::int64_t const> ids, bool skip_special_tokens) const {
   impl const& m = *impl_;
   std::vector<std::string> toks;
   for (std::int64_t id : ids) {
     std::string const& t = id_to_token(id);
-    if (skip_special_tokens && static_cast<std::size_t>(id) < m.special_id.size() && m.special_id[static_cast<std::size_t>(id)]) continue;
+    if (skip_special_tokens && m.special_id.contains(id)) continue;
     toks.push_back(t);
   }
   std::string out;

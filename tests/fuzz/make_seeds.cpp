@@ -180,6 +180,26 @@ void load_parameters_seeds(fs::path const& folder) {
 
 }  // namespace
 
+// The tokenizer's seeds: each line of the parity sample as a text (first
+// byte 0), and each committed tokenizer.json as a file (first byte 1).
+void tokenizer_seeds(fs::path const& dir) {
+  fs::path const data = DIMTENSOR_FUZZ_TOKENIZERS_DIR;
+  auto const read = [](fs::path const& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  int n = 0;
+  std::istringstream lines(read(data / "sample.txt"));
+  for (std::string line; std::getline(lines, line);) {
+    std::ofstream(dir / ("text_" + std::to_string(n++)), std::ios::binary) << '\0' << line;
+  }
+  for (char const* name : {"bert", "gpt2"}) {
+    std::ofstream(dir / (std::string("file_") + name), std::ios::binary) << '\1' << read(data / name / "tokenizer.json");
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: %s <seed folder>\n", argv[0]);
@@ -190,6 +210,7 @@ int main(int argc, char** argv) {
     npy_seeds(fresh(root / "npy"));
     safetensors_seeds(fresh(root / "safetensors"));
     load_parameters_seeds(fresh(root / "load_parameters"));
+    tokenizer_seeds(fresh(root / "tokenizer"));
     std::printf("fuzz seeds written to %s\n", root.string().c_str());
   } catch (std::exception const& e) {
     std::fprintf(stderr, "fuzz_make_seeds: %s\n", e.what());
