@@ -22,6 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include <dimtensor/io/detail/json.hpp>
+
 #include <range/v3/algorithm/count.hpp>
 #include <range/v3/algorithm/stable_sort.hpp>
 #include <range/v3/functional/comparisons.hpp>
@@ -80,23 +82,7 @@ decoded decode_utf8(std::string_view s, std::size_t pos) {
   return {cp, n};
 }
 
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
+using dimtensor::detail::json::append_utf8;
 
 // The 0-based offset of the first byte of @p line that does not start a
 // well-formed UTF-8 sequence, if any.

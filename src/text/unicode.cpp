@@ -7,6 +7,7 @@
 #include <string>
 
 #include <dimtensor/core/error.hpp>
+#include <dimtensor/io/detail/json.hpp>
 #include <dimtensor/text/tokenizer.hpp>
 
 namespace dimtensor::text::detail {
@@ -90,59 +91,20 @@ bool is_cjk(char32_t c) noexcept {
 std::u32string utf8_decode(std::string_view text, std::string_view what) {
   std::u32string out;
   out.reserve(text.size());
-  auto const bad = [&](std::size_t at) {
-    throw value_error(std::string(what) + ": the text is not UTF-8 at byte " + std::to_string(at));
-  };
   for (std::size_t i = 0; i < text.size();) {
+    // a well-formed sequence (no overlong forms, surrogates or values past U+10FFFF)
+    std::size_t const n = dimtensor::detail::json::utf8_sequence_length(text.substr(i));
+    if (n == 0) throw value_error(std::string(what) + ": the text is not UTF-8 at byte " + std::to_string(i));
     auto const b0 = static_cast<unsigned char>(text[i]);
-    std::size_t n = 0;
-    char32_t c = 0;
-    if (b0 < 0x80) {
-      n = 1;
-      c = b0;
-    } else if (b0 >= 0xC2 && b0 <= 0xDF) {
-      n = 2;
-      c = b0 & 0x1F;
-    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-      n = 3;
-      c = b0 & 0x0F;
-    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-      n = 4;
-      c = b0 & 0x07;
-    } else {
-      bad(i);
-    }
-    if (i + n > text.size()) bad(i);
-    for (std::size_t k = 1; k < n; ++k) {
-      auto const b = static_cast<unsigned char>(text[i + k]);
-      if ((b & 0xC0) != 0x80) bad(i + k);
-      c = (c << 6) | (b & 0x3F);
-    }
-    // overlong forms, surrogates, past U+10FFFF
-    if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10FFFF)) || (c >= 0xD800 && c <= 0xDFFF)) bad(i);
+    char32_t c = n == 1 ? b0 : n == 2 ? (b0 & 0x1F) : n == 3 ? (b0 & 0x0F) : (b0 & 0x07);
+    for (std::size_t k = 1; k < n; ++k) c = (c << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
     out += c;
     i += n;
   }
   return out;
 }
 
-void utf8_append(char32_t c, std::string& out) {
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
-}
+void utf8_append(char32_t c, std::string& out) { dimtensor::detail::json::append_utf8(out, c); }
 
 std::string utf8_encode(std::u32string_view text) {
   std::string out;

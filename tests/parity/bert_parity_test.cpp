@@ -41,16 +41,6 @@ using parity_support::load;
 
 using ids_t = dt::tensor<std::int64_t, Batch, Tokens>;
 
-/// Every parameter's values (or its gradient's, with @p grads), by key, on the host.
-template <class Module>
-std::map<std::string, std::vector<double>> values_of(Module& m, bool grads) {
-  std::map<std::string, std::vector<double>> out;
-  m.for_each_parameter([&](std::string const& key, auto const& parameter) {
-    auto const host = dt::to<dt::cpu>(dt::eval(grads ? parameter.grad() : parameter));
-    out[key].assign(host.data(), host.data() + host.size());
-  });
-  return out;
-}
 
 /// A copy of the golden folder with config.json's text @p from replaced by @p to.
 std::filesystem::path edited_copy(std::string const& name, std::string const& from, std::string const& to) {
@@ -109,25 +99,7 @@ TEST_CASE("models::bert matches transformers' BertModel in float64: outputs and 
   // every one of them is some parameter's
   model_t golden(net.config());
   nn::load_checkpoint(golden, dir / "f64_gradients.safetensors", models::bert_schema());
-  auto const got = values_of(net, true);
-  auto const want = values_of(golden, false);
-  REQUIRE(got.size() == 39);
-  REQUIRE(want.size() == got.size());
-  for (auto const& [key, g] : got) {
-    auto const& w = want.at(key);
-    REQUIRE(g.size() == w.size());
-    double diff = 0;
-    double norm = 0;
-    for (std::size_t i = 0; i < g.size(); ++i) {
-      diff = std::max(diff, std::abs(g[i] - w[i]));
-      norm = std::max(norm, std::abs(w[i]));
-    }
-    INFO("gradient of " << key << ": max |dimtensor - transformers| = " << diff << ", max |transformers| = " << norm);
-    // relative to the gradient's size; the key projections' biases have a
-    // gradient of zero (softmax ignores a shift common to every key), where
-    // both hold rounding of 1e-15
-    CHECK(diff <= 1e-9 * std::max(norm, 1.0));
-  }
+  parity_support::check_gradients(net, golden, 39, 1e-9);
 }
 
 TEST_CASE("models::bert: a config that is not the checkpoint's, a mask it cannot take, a model it cannot build",

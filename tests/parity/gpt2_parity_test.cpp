@@ -40,16 +40,6 @@ using parity_support::load;
 
 using ids_t = dt::tensor<std::int64_t, Batch, Tokens>;
 
-/// Every parameter's values (or its gradient's, with @p grads), by key, on the host.
-template <class Module>
-std::map<std::string, std::vector<double>> values_of(Module& m, bool grads) {
-  std::map<std::string, std::vector<double>> out;
-  m.for_each_parameter([&](std::string const& key, auto const& parameter) {
-    auto const host = dt::to<dt::cpu>(dt::eval(grads ? parameter.grad() : parameter));
-    out[key].assign(host.data(), host.data() + host.size());
-  });
-  return out;
-}
 
 }  // namespace gpt2_parity
 
@@ -106,21 +96,8 @@ TEST_CASE("models::gpt2 matches transformers' GPT2LMHeadModel in float64: output
   dt::eval(dt::sum(out.logits * load<l_t>(dir, "f64_R"))).backward();
   model_t golden(net.config());
   nn::load_checkpoint(golden, dir / "f64_gradients.safetensors", models::gpt2_schema());
-  auto const got = values_of(net, true);
-  auto const want = values_of(golden, false);
-  REQUIRE(got.size() == 2 + 2 * 16 + 2);   // wte, wpe; per block 4 projections, 2 norms, 2 layers; ln_f
-  for (auto const& [key, g] : got) {
-    auto const& w = want.at(key);
-    REQUIRE(g.size() == w.size());
-    double diff = 0;
-    double norm = 0;
-    for (std::size_t i = 0; i < g.size(); ++i) {
-      diff = std::max(diff, std::abs(g[i] - w[i]));
-      norm = std::max(norm, std::abs(w[i]));
-    }
-    INFO("gradient of " << key << ": max |dimtensor - transformers| = " << diff << ", max |transformers| = " << norm);
-    CHECK(diff <= 1e-9 * std::max(norm, 1.0));
-  }
+  // wte, wpe; per block 4 projections, 2 norms, 2 layers; ln_f
+  parity_support::check_gradients(net, golden, 2 + 2 * 16 + 2, 1e-9);
 }
 
 TEST_CASE("models::gpt2: what the loader and the model refuse", "[parity][models][gpt2]") {

@@ -28,12 +28,6 @@ namespace marian_tokenizer_parity {
 
 std::filesystem::path dir() { return std::filesystem::path(DIMTENSOR_PARITY_DATA_DIR) / "tokenizers"; }
 
-std::string read(std::filesystem::path const& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 }  // namespace marian_tokenizer_parity
 
@@ -43,7 +37,7 @@ TEST_CASE("text::marian_tokenizer matches transformers' MarianTokenizer piece fo
   dt::text::marian_tokenizer const tok(dir() / "marian");
   CHECK(tok.eos_id() == 0);
   CHECK(tok.pad_id() == tok.vocab_size() - 1);
-  json::value const expected = json::parse(read(dir() / "marian_expected.json"));
+  json::value const expected = json::parse(parity_support::read_text(dir() / "marian_expected.json"));
   int n = 0;
   for (auto const& c : expected.find("cases")->as_array()) {
     std::string const text = c.find("text")->as_string();

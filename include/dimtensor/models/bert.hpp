@@ -153,10 +153,9 @@ struct bert_config {
 };
 
 /// @brief How a `transformers` BERT checkpoint's keys become `models::bert`'s:
-/// the prefix of the task models ("bert."), the old `gamma`/`beta` names,
+/// the prefix of the task models ("bert."), the old gamma and beta names,
 /// each block's sublayers as the library's block names them; the task
-/// heads (`cls.`), the pooler of a checkpoint saved without one and the
-/// `position_ids` buffer are ignored.
+/// heads (keys under "cls.") and the buffer of position ids are ignored.
 inline nn::checkpoint_schema bert_schema() {
   return {
       .prefixes = {"bert."},

@@ -121,7 +121,7 @@ struct gpt2_config {
 };
 
 /// @brief How a `transformers` GPT-2 checkpoint's keys become
-/// `models::gpt2`'s: the prefix `transformer.`, each block's sublayers as
+/// `models::gpt2`'s: the prefix "transformer.", each block's sublayers as
 /// the library's block names them, the `Conv1D` weights transposed,
 /// `c_attn` split into the query, key and value projections along the
 /// projections' output (the first Hidden of their weights); the causal-mask

@@ -156,7 +156,7 @@ struct marian_config {
 };
 
 /// @brief How a `transformers` Marian checkpoint's keys become
-/// `models::marian`'s: the prefix `model.`, the layers under the library's
+/// `models::marian`'s: the prefix "model.", the layers under the library's
 /// block names (encoder and decoder alike), the tied `lm_head.weight` and
 /// the positions' tables (never trained) ignored.
 inline nn::checkpoint_schema marian_schema() {

@@ -228,6 +228,25 @@ constexpr std::size_t utf8_sequence_length(std::string_view s) noexcept {
   return 0;
 }
 
+/// Appends code point @p cp (at most U+10FFFF, no surrogate) to @p out as UTF-8.
+inline void append_utf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xc0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xe0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else {
+    out += static_cast<char>(0xf0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  }
+}
+
 /// Whether @p s is well-formed UTF-8.
 constexpr bool is_valid_utf8(std::string_view s) noexcept {
   while (!s.empty()) {
