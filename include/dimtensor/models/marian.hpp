@@ -234,16 +234,8 @@ class marian_decoder_layer : public nn::module<marian_decoder_layer<TgtDim, SrcD
   template <class X, class KV, class MKV, class L, class S>
   auto step(X const& x, std::optional<KV>& keys, std::optional<KV>& values, MKV const& memory_keys,
             MKV const& memory_values, L const& causal_lens, S const& src_lens) {
-    auto const own = rename<TgtDim, nn::SelfKeys>(x);
-    KV k = attention.key_heads(own);
-    KV v = attention.value_heads(own);
-    if (keys) {
-      k = KV(concat<nn::SelfKeys>(*keys, k));
-      v = KV(concat<nn::SelfKeys>(*values, v));
-    }
-    auto const y = addnorm1(x, attention.attend_heads(attention.query_heads(x), k, v, causal_lens));
-    keys = std::move(k);
-    values = std::move(v);
+    attention.append_key_value_heads(rename<TgtDim, nn::SelfKeys>(x), keys, values);
+    auto const y = addnorm1(x, attention.attend_heads(attention.query_heads(x), *keys, *values, causal_lens));
     auto const z = cross_addnorm(y, cross_attention.attend_heads(cross_attention.query_heads(y), memory_keys,
                                                                  memory_values, src_lens));
     return addnorm2(z, ffn(z));

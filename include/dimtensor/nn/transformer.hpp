@@ -278,9 +278,10 @@ class transformer_encoder_block : public module<transformer_encoder_block<Steps,
   template <class X, class... L>
     requires(sizeof...(L) <= 1)
   auto operator()(X const& x, L const&... valid_lens) {
-    using out_t = std::remove_cvref_t<decltype(post_norm_pass(x, valid_lens...))>;
-    if (pre_norm_) return out_t(pre_norm_pass(x, valid_lens...));
-    return post_norm_pass(x, valid_lens...);
+    auto const xt = dimtensor::eval(x);
+    auto const in = attention_input(xt);
+    auto const keys = rename<Steps, SelfKeys>(in);
+    return after_attention(xt, attention(in, keys, keys, detail::relabel_lengths<Steps, SelfKeys>(valid_lens)...));
   }
 
   /// Whether the block is pre-LN.
@@ -296,43 +297,33 @@ class transformer_encoder_block : public module<transformer_encoder_block<Steps,
   /// operator() with those causal lengths.
   template <class X, class KV, class L>
   auto step(X const& x, std::optional<KV>& keys, std::optional<KV>& values, L const& causal_lens) {
-    auto const in = pre_norm_ ? dimtensor::eval(addnorm1.ln(x)) : dimtensor::eval(x);
-    auto const own = rename<Steps, SelfKeys>(in);
-    KV k = attention.key_heads(own);
-    KV v = attention.value_heads(own);
-    if (keys) {
-      k = KV(concat<SelfKeys>(*keys, k));
-      v = KV(concat<SelfKeys>(*values, v));
-    }
-    auto const a = attention.attend_heads(attention.query_heads(in), k, v, causal_lens);
-    keys = std::move(k);
-    values = std::move(v);
-    using out_t = std::remove_cvref_t<decltype(post_norm_pass(x, causal_lens))>;
+    auto const xt = dimtensor::eval(x);
+    auto const in = attention_input(xt);
+    attention.append_key_value_heads(rename<Steps, SelfKeys>(in), keys, values);
+    return after_attention(xt, attention.attend_heads(attention.query_heads(in), *keys, *values, causal_lens));
+  }
+
+ private:
+  bool pre_norm_ = false;
+
+  // What the attention reads of the evaluated input @p x: ln(x) pre-LN, x post-LN.
+  template <class X>
+  X attention_input(X const& x) {
+    return pre_norm_ ? X(addnorm1.ln(x)) : x;
+  }
+
+  // The rest of the block after the attention's output @p a: the residual
+  // connections, the norms and the FFN, in the block's order.
+  template <class X, class A>
+  auto after_attention(X const& x, A const& a) {
+    using y_t = std::remove_cvref_t<decltype(addnorm1(x, a))>;
+    using out_t = std::remove_cvref_t<decltype(addnorm2(std::declval<y_t const&>(), ffn(std::declval<y_t const&>())))>;
     if (pre_norm_) {
       auto const h = dimtensor::eval(x + addnorm1.dropout(a));
       return out_t(h + addnorm2.dropout(ffn(addnorm2.ln(h))));
     }
     auto const y = addnorm1(x, a);
     return out_t(addnorm2(y, ffn(y)));
-  }
-
- private:
-  bool pre_norm_ = false;
-
-  template <class X, class... L>
-  auto post_norm_pass(X const& x, L const&... valid_lens) {
-    auto const keys = rename<Steps, SelfKeys>(x);
-    auto const y = addnorm1(x, attention(x, keys, keys, detail::relabel_lengths<Steps, SelfKeys>(valid_lens)...));
-    return addnorm2(y, ffn(y));
-  }
-
-  template <class X, class... L>
-  auto pre_norm_pass(X const& x, L const&... valid_lens) {
-    auto const n1 = addnorm1.ln(x);
-    auto const k1 = rename<Steps, SelfKeys>(n1);
-    auto const h = dimtensor::eval(x + addnorm1.dropout(attention(n1, k1, k1,
-                                                                  detail::relabel_lengths<Steps, SelfKeys>(valid_lens)...)));
-    return h + addnorm2.dropout(ffn(addnorm2.ln(h)));
   }
 };
 

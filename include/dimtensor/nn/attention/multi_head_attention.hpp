@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include <boost/mp11/algorithm.hpp>
 
@@ -35,6 +36,7 @@
 #include <dimtensor/nn/attention/dot_product_attention.hpp>
 #include <dimtensor/nn/linear.hpp>
 #include <dimtensor/nn/module.hpp>
+#include <dimtensor/ops/concat.hpp>
 #include <dimtensor/ops/merge.hpp>
 #include <dimtensor/ops/permute.hpp>
 #include <dimtensor/ops/random.hpp>
@@ -279,6 +281,20 @@ class multi_head_attention
   template <class X>
   auto value_heads(X const& x) const {
     return split<Hidden, Heads, HeadFeat>(W_v(x), Heads(num_heads_));
+  }
+  /// @brief A cache's step: W_k(x) and W_v(x) in heads appended to
+  /// @p keys and @p values along KV (or made them, when empty).  KVHeads is
+  /// the cache's tensor type ([..., KV, Heads, HeadFeat]).
+  template <class KVHeads, class X>
+  void append_key_value_heads(X const& x, std::optional<KVHeads>& keys, std::optional<KVHeads>& values) const {
+    KVHeads k = key_heads(x);
+    KVHeads v = value_heads(x);
+    if (keys) {
+      k = KVHeads(concat<KV>(*keys, k));
+      v = KVHeads(concat<KV>(*values, v));
+    }
+    keys = std::move(k);
+    values = std::move(v);
   }
   /// The rest of the named form on projected heads: W_o of the heads'
   /// attention merged, each query attending as @p valid_lens say.
