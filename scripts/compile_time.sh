@@ -124,7 +124,9 @@ for dir in examples/*/; do
   name=$(basename "$dir")
   [[ -f "$dir/main.cpp" ]] || continue  # examples/data: the corpora, no program
   mapfile -t sources < <(cd "$work/new" && ls "examples/$name"/*.cpp)
-  row "example $name (-O3)" -O3 -DNDEBUG "${viz[@]}" "${warnings[@]}" -o /dev/null -c "${sources[@]}"
+  # the examples that run the parity tests' tiny models find them through DIMTENSOR_TEST_MODELS_DIR
+  row "example $name (-O3)" -O3 -DNDEBUG "${viz[@]}" "${warnings[@]}" \
+    "-DDIMTENSOR_TEST_MODELS_DIR=\"$root/tests/parity/data/models\"" -o /dev/null -c "${sources[@]}"
 done
 row "additive_attention_test (-O3)" -O3 -DNDEBUG "${viz[@]}" "${warnings[@]}" \
   "-DDIMTENSOR_UNIT_DATA_DIR=\"$root/tests/unit\"" -o /dev/null -c tests/unit/nn/attention/additive_attention_test.cpp
