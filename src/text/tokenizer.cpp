@@ -607,18 +607,8 @@ std::string tokenizer::decode(std::span<std::int64_t const> ids, bool skip_speci
     }
     // bytes that are not UTF-8 become U+FFFD, as the decoder's lossy conversion
     for (std::size_t i = 0; i < raw.size();) {
-      std::size_t n = 1;
-      auto const b0 = static_cast<unsigned char>(raw[i]);
-      n = b0 < 0x80 ? 1 : (b0 >= 0xC2 && b0 <= 0xDF) ? 2 : (b0 >= 0xE0 && b0 <= 0xEF) ? 3 : (b0 >= 0xF0 && b0 <= 0xF4) ? 4 : 0;
-      bool ok = n > 0 && i + n <= raw.size();
-      if (ok) {
-        try {
-          (void)detail::utf8_decode(std::string_view(raw).substr(i, n), op);
-        } catch (value_error const&) {
-          ok = false;
-        }
-      }
-      if (ok) {
+      std::size_t const n = dimtensor::detail::json::utf8_sequence_length(std::string_view(raw).substr(i));
+      if (n > 0) {
         out.append(raw, i, n);
         i += n;
       } else {

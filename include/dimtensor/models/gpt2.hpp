@@ -242,9 +242,7 @@ class gpt2 : public nn::module<gpt2<BatchDim, TokensDim, T, Backend>> {
     auto const positions = dimtensor::to<Backend>(arange<std::int64_t>(TokensDim(n)));
     basic_tensor<Backend, T, BatchDim, TokensDim, Hidden> x = drop(wte(ids) + wpe(positions));
     for (auto& blk : h) x = basic_tensor<Backend, T, BatchDim, TokensDim, Hidden>(blk(x, per_query));
-    basic_tensor<Backend, T, BatchDim, TokensDim, Hidden> last = ln_f(x);
-    basic_tensor<Backend, T, BatchDim, TokensDim, Vocab> logits = contract<Hidden>(last, wte.weight);
-    return {std::move(last), std::move(logits)};
+    return head(x);
   }
   /// @brief The next steps @p ids ([Batch, Tokens], no padding) of the
   /// sequences in @p c, at positions c.steps onwards: each block's keys
@@ -273,9 +271,7 @@ class gpt2 : public nn::module<gpt2<BatchDim, TokensDim, T, Backend>> {
       x = basic_tensor<Backend, T, BatchDim, TokensDim, Hidden>(h[i].step(x, c.keys[i], c.values[i], per_query));
     }
     c.steps += n;
-    basic_tensor<Backend, T, BatchDim, TokensDim, Hidden> last = ln_f(x);
-    basic_tensor<Backend, T, BatchDim, TokensDim, Vocab> logits = contract<Hidden>(last, wte.weight);
-    return {std::move(last), std::move(logits)};
+    return head(x);
   }
 
   /// As above, every token attended to (no padding).
@@ -287,6 +283,13 @@ class gpt2 : public nn::module<gpt2<BatchDim, TokensDim, T, Backend>> {
 
  private:
   gpt2_config config_;
+
+  // The final layer norm and the logits through the token embedding.
+  output_type head(basic_tensor<Backend, T, BatchDim, TokensDim, Hidden> const& x) {
+    basic_tensor<Backend, T, BatchDim, TokensDim, Hidden> last = ln_f(x);
+    basic_tensor<Backend, T, BatchDim, TokensDim, Vocab> logits = contract<Hidden>(last, wte.weight);
+    return {std::move(last), std::move(logits)};
+  }
 };
 
 /// @brief Greedy decoding, as `generate(do_sample=False, max_new_tokens=n)`
