@@ -102,6 +102,28 @@ TEST_CASE("models::bert matches transformers' BertModel in float64: outputs and 
   parity_support::check_gradients(net, golden, 39, 1e-9);
 }
 
+TEST_CASE("models::bert matches transformers' BertModel with masks of any pattern (left padding, holes)",
+          "[parity][models][bert]") {
+  auto const dir = data_dir("models", "bert");
+  auto const ids = load<ids_t>(dir, "masked_input_ids");
+  auto const mask = load<ids_t>(dir, "masked_attention_mask");
+  {
+    auto net = models::bert<>::from_pretrained(dir);
+    // Every position, padding too: each query row reads the tokens the mask marks.
+    check_close("masked last_hidden_state (float32)", net(ids, mask).last_hidden_state,
+                load<dt::tensor<float, Batch, Tokens, Hidden>>(dir, "f32_masked_last_hidden_state"));
+  }
+  auto net = models::bert<Batch, Tokens, double>::from_pretrained(dir);
+  auto const out = net(ids, mask, dt::zeros<std::int64_t>(Batch(3), Tokens(9)));
+  check_close("masked last_hidden_state (float64)", out.last_hidden_state,
+              load<dt::tensor<double, Batch, Tokens, Hidden>>(dir, "f64_masked_last_hidden_state"), 1e-10);
+  // A mask of ones then zeros gives what its lengths give.
+  auto const right = load<ids_t>(dir, "attention_mask");
+  auto const by_lengths = net(load<ids_t>(dir, "input_ids"), models::lengths_from_mask(right));
+  check_close("mask against lengths", net(load<ids_t>(dir, "input_ids"), right).last_hidden_state,
+              by_lengths.last_hidden_state, 1e-13);
+}
+
 TEST_CASE("models::bert: a config that is not the checkpoint's, a mask it cannot take, a model it cannot build",
           "[parity][models][bert]") {
   SECTION("intermediate_size off by one: the loader names the parameter and the dims") {
@@ -138,6 +160,13 @@ TEST_CASE("models::bert: a config that is not the checkpoint's, a mask it cannot
     auto mask = dt::ones<std::int64_t>(Batch(2), Tokens(4));
     mask.data()[4] = 0;   // row 1: 0 1 1 1
     CHECK_THROWS_WITH(models::lengths_from_mask(mask), Catch::Contains("row 1 of the mask is not ones then zeros at Tokens 1"));
+  }
+  SECTION("a mask value other than 0 and 1") {
+    auto net = models::bert<>::from_pretrained(data_dir("models", "bert"));
+    auto const ids = dt::zeros<std::int64_t>(Batch(1), Tokens(3));
+    auto mask = dt::ones<std::int64_t>(Batch(1), Tokens(3));
+    mask.data()[2] = 2;
+    CHECK_THROWS_WITH(net(ids, mask), Catch::Contains("attention_mask holds 2 at row 0, Tokens 2"));
   }
   SECTION("more tokens than positions") {
     auto net = models::bert<>::from_pretrained(data_dir("models", "bert"));

@@ -17,7 +17,10 @@ batch (`attention_mask` rows of ones then zeros) with token types:
 - float64 (the same weights, `model.double()`): `f64_last_hidden_state.npy`,
   `f64_pooler_output.npy`, the seeds of the loss sum(h * R_h) + sum(p * R_p)
   `f64_R_h.npy`, `f64_R_p.npy`, and the gradient of every parameter under
-  its own key in `f64_gradients.safetensors`.
+  its own key in `f64_gradients.safetensors`;
+- masks of any pattern (left padding, a hole, none) on other ids:
+  `masked_input_ids.npy`, `masked_attention_mask.npy`,
+  `f32_masked_last_hidden_state.npy`, `f64_masked_last_hidden_state.npy`.
 
 Run with a Python that has torch, transformers and safetensors (a venv from
 PyPI): `python tests/parity/goldens_bert.py`.  It writes
@@ -95,6 +98,16 @@ def main():
     if missing:
         sys.exit("no gradient for " + ", ".join(missing))
     save_file(grads, str(OUT / "f64_gradients.safetensors"))
+
+    # Masks of any pattern: left padding, a hole, every token.
+    masked = np.array([[0, 0, 0, 1, 1, 1, 1, 1, 1], [1, 1, 0, 1, 1, 0, 1, 1, 1], [1] * tokens], dtype=np.int64)
+    masked_ids = rng.randint(1, config.vocab_size, size=(batch, tokens)).astype(np.int64)
+    np.save(OUT / "masked_attention_mask.npy", masked)
+    np.save(OUT / "masked_input_ids.npy", masked_ids)
+    masked_inputs = dict(input_ids=torch.from_numpy(masked_ids), attention_mask=torch.from_numpy(masked))
+    with torch.no_grad():
+        np.save(OUT / "f64_masked_last_hidden_state.npy", model64(**masked_inputs).last_hidden_state.numpy())
+        np.save(OUT / "f32_masked_last_hidden_state.npy", model64.float()(**masked_inputs).last_hidden_state.numpy())
 
     manifest = {
         "torch": torch.__version__, "transformers": transformers.__version__, "numpy": np.__version__,

@@ -18,7 +18,10 @@ batches:
   `f64_logits.npy`;
 - greedy decoding of the sources: `greedy.npy`, `generate(do_sample=False,
   num_beams=1, max_new_tokens=10)`'s ids (the decoder's start token first;
-  a sequence that ends pads its rest), in float32.
+  a sequence that ends pads its rest), in float32;
+- beam search of the sources: `beam_<i>.npy`, `generate(num_beams=4,
+  max_new_tokens=10, length_penalty, early_stopping)`'s ids for each of
+  BEAM_CASES, in float32.
 
 Run with a Python that has torch, transformers and safetensors (a venv from
 PyPI): `python tests/parity/goldens_marian.py`.  It writes
@@ -31,6 +34,12 @@ import shutil
 import numpy as np
 import torch
 import transformers
+
+# The beam search cases (tests/parity/marian_parity_test.cpp has the same
+# list): the end token's logit bias raised by the first number (so that
+# hypotheses end at different lengths), the length penalty, early stopping.
+BEAM_CASES = [(0.0, 1.0, False), (2.0, 1.0, False), (2.0, 2.0, False), (2.0, 0.5, True), (2.0, 1.0, "never"),
+              (3.0, 2.0, False), (5.0, 0.5, True)]
 
 OUT = pathlib.Path(__file__).resolve().parent / "data" / "models" / "marian"
 
@@ -93,16 +102,29 @@ def main():
         np.save(OUT / "f64_encoder_last_hidden_state.npy", out.encoder_last_hidden_state.numpy())
         np.save(OUT / "f64_logits.npy", out.logits.numpy())
 
-    manifest = {
-        "torch": torch.__version__, "transformers": transformers.__version__, "numpy": np.__version__,
-        "model": "MarianMTModel", "lengths": lengths, "files": sorted(f.name for f in OUT.iterdir()),
-    }
-    (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     reloaded = transformers.MarianMTModel.from_pretrained(OUT).eval()
     with torch.no_grad():
         again = reloaded(**inputs).logits.numpy()
     if np.abs(again - np.load(OUT / "f32_logits.npy")).max() > 1e-5:
         raise SystemExit("the saved model does not give the goldens back")
+
+    # Beam search: BEAM_CASES (end-token bias added to final_logits_bias,
+    # length_penalty, early_stopping) with 4 beams and 10 new tokens.
+    with torch.no_grad():
+        for i, (eos_bias, length_penalty, early_stopping) in enumerate(BEAM_CASES):
+            reloaded.final_logits_bias[0, config.eos_token_id] += eos_bias
+            beams = reloaded.generate(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"],
+                                      do_sample=False, num_beams=4, max_new_tokens=10, length_penalty=length_penalty,
+                                      early_stopping=early_stopping, bad_words_ids=None, forced_eos_token_id=None)
+            reloaded.final_logits_bias[0, config.eos_token_id] -= eos_bias
+            np.save(OUT / f"beam_{i}.npy", beams.numpy())
+
+    manifest = {
+        "torch": torch.__version__, "transformers": transformers.__version__, "numpy": np.__version__,
+        "model": "MarianMTModel", "lengths": lengths, "beam_cases": BEAM_CASES,
+        "files": sorted(f.name for f in OUT.iterdir()),
+    }
+    (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print("wrote", OUT, greedy.numpy())
 
 

@@ -6,7 +6,8 @@
 // the encoder's states and the logits within 1e-5 in float32 and 1e-10 in
 // float64; decoding target steps with the cache gives the whole targets'
 // logits; greedy translation gives generate(do_sample=False, num_beams=1)'s
-// ids.
+// ids, and beam search generate(num_beams=4)'s for seven cases of length
+// penalty, early stopping and hypotheses ending at different lengths.
 #include <dimtensor/dimtensor.hpp>
 #include <dimtensor/io.hpp>
 #include <dimtensor/models/marian.hpp>
@@ -93,4 +94,40 @@ TEST_CASE("models::marian decodes with a cache as the whole targets, and transla
     CHECK(ended(Batch(b), TargetTokens(0)) == net.config().decoder_start_token_id);
     CHECK(ended(Batch(b), TargetTokens(1)) == net.config().eos_token_id);
   }
+}
+
+TEST_CASE("models::translate_beam gives generate(num_beams=4)'s ids", "[parity][models][marian]") {
+  auto const dir = data_dir("models", "marian");
+  auto net = models::marian<>::from_pretrained(dir);
+  auto const src = load<src_t>(dir, "input_ids");
+  auto const lens = models::lengths_from_mask(load<src_t>(dir, "attention_mask"));
+  // goldens_marian.py's BEAM_CASES: the end token's logit bias raised by
+  // the first number, the length penalty, early stopping.
+  struct beam_case {
+    float eos_bias;
+    double length_penalty;
+    models::early_stopping stop;
+  };
+  using models::early_stopping;
+  beam_case const cases[] = {{0.0f, 1.0, early_stopping::heuristic}, {2.0f, 1.0, early_stopping::heuristic},
+                             {2.0f, 2.0, early_stopping::heuristic}, {2.0f, 0.5, early_stopping::on_full},
+                             {2.0f, 1.0, early_stopping::never},     {3.0f, 2.0, early_stopping::heuristic},
+                             {5.0f, 0.5, early_stopping::on_full}};
+  auto const eos = Vocab(net.config().eos_token_id);
+  float const bias = net.final_logits_bias(models::BiasRow(0), eos);
+  int ended_early = 0;
+  for (std::size_t i = 0; i < std::size(cases); ++i) {
+    INFO("beam_" << i);
+    net.final_logits_bias(models::BiasRow(0), eos) = bias + cases[i].eos_bias;
+    auto const want = load<tgt_t>(dir, "beam_" + std::to_string(i));
+    auto const got = models::translate_beam(
+        net, src, lens, 10, {.num_beams = 4, .length_penalty = cases[i].length_penalty, .early_stopping = cases[i].stop});
+    REQUIRE(got.extents() == want.extents());
+    CHECK(dt::equal(got, want));
+    ended_early += want.extent<TargetTokens>() < 11;
+  }
+  CHECK(ended_early >= 1);  // the cases include an early stop
+  // and beam search is not greedy decoding here
+  net.final_logits_bias(models::BiasRow(0), eos) = bias;
+  CHECK_FALSE(dt::equal(models::translate_beam(net, src, lens, 10), load<tgt_t>(dir, "greedy")));
 }

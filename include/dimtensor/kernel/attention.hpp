@@ -6,9 +6,20 @@
 /// the backends' kernels (the CPU's compiled for each instruction set the
 /// runtime carries) and the operations that call them share them.
 
+#include <algorithm>
+#include <limits>
+
 #include <dimtensor/config.hpp>
 
 namespace dimtensor::kernel {
+
+/// @brief The score a masked key gets before the softmax (after the
+/// scale): the type's lowest value halved, as transformers' additive masks
+/// use the lowest (halved, so that a sum with a score stays finite).  Its
+/// weight is exactly 0 beside any other key's; a row whose every key is
+/// masked gets uniform weights over them.
+template <class T>
+inline constexpr T attention_masked_score = -std::numeric_limits<T>::max() / 2;
 
 /// @brief One operand of the fused attention kernels: entry b's row r,
 /// feature f is `data[batch_offset[b] + r * row_stride + f]`.
@@ -62,11 +73,29 @@ struct attention_problem {
   attention_operand<T const> v;
   /// Each query row's valid length (row b * queries + i for row i of entry b).
   row_lengths lens;
+  /// Causal: query row i reads the keys up to i + kv - queries (the last
+  /// query the last key, as a cache of earlier keys needs), within its
+  /// valid length.
+  bool causal = false;
+  /// Which keys each query row reads (true) where `keep.data` is not null:
+  /// row i of entry b reads key j when `keep.row(b, i)[j]`; the others are
+  /// masked.  A broadcast dim has stride 0 (row_stride 0: one row for all
+  /// queries).
+  attention_operand<bool const> keep;
+  /// Added to the scores after the scale where `bias.data` is not null:
+  /// `bias.row(b, i)[j]`; a value at or below attention_masked_score (and
+  /// -inf) masks the key.
+  attention_operand<T const> bias;
   /// The scores are divided by it (√d).
   T scale = T(1);
 
-  /// The valid length of query row i of entry b.
-  index_t length(index_t b, index_t i) const noexcept { return lens(b * queries + i, kv); }
+  /// The valid length of query row i of entry b (the causal limit within it).
+  index_t length(index_t b, index_t i) const noexcept {
+    index_t const l = lens(b * queries + i, kv);
+    return causal ? std::clamp<index_t>(i + kv - queries + 1, 0, l) : l;
+  }
+  /// Whether some keys within the lengths are masked by `keep` or `bias`.
+  bool masks_keys() const noexcept { return keep.data != nullptr || bias.data != nullptr; }
 };
 
 /// @brief The sizes, inputs and masking of additive attention's scores

@@ -633,6 +633,8 @@ struct log_softmax : named<"log_softmax"> {};
 struct sequence_mask : named<"sequence_mask"> {};
 /// `masked_softmax<D>(x, lens)`.
 struct masked_softmax : named<"masked_softmax"> {};
+/// `scaled_dot_product_attention<Queries, KV, Feat>(q, k, v, masking)`.
+struct scaled_dot_product_attention : named<"scaled_dot_product_attention"> {};
 /// The valid lengths a call takes.
 struct valid_lengths : named<"valid_lengths"> {};
 /// `bmm(a, b)`.

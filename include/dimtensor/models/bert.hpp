@@ -8,8 +8,9 @@
 ///
 /// @code
 /// auto net = dt::models::bert<>::from_pretrained("bert-tiny/");  // config.json + model.safetensors
-/// auto const lens = dt::models::lengths_from_mask(attention_mask);  // [Batch] from [Batch, Tokens]
-/// auto const out = net(input_ids, lens, token_type_ids);
+/// auto const out = net(input_ids, attention_mask, token_type_ids);  // attention_mask: 1 read, 0 not
+/// auto const lens = dt::models::lengths_from_mask(attention_mask);  // or right padding as lengths [Batch]
+/// auto const same = net(input_ids, lens, token_type_ids);
 /// // out.last_hidden_state [Batch, Tokens, Hidden], out.pooler_output [Batch, Hidden]
 /// @endcode
 ///
@@ -17,11 +18,11 @@
 /// attention's projections with biases, the FFN's activation from
 /// `hidden_act`, the layer norms' eps from `layer_norm_eps`.  The
 /// embeddings and the pooler keep `transformers`' member names, so only
-/// the blocks' keys are renamed by the schema.  Padding is given as each
-/// sequence's length: an `attention_mask` whose rows are ones then zeros
-/// (right padding, `transformers`' tokenizers' default) converts with
-/// `lengths_from_mask`; any other pattern is a `value_error` (the
-/// attention operation takes lengths only).
+/// the blocks' keys are renamed by the schema.  Padding is given as
+/// `transformers`' `attention_mask` in any pattern (left padding, holes: a
+/// key mask of the attention operation, ops/masking.hpp) or as each
+/// sequence's length (right padding; `lengths_from_mask` converts a mask of
+/// ones then zeros).
 
 #include <algorithm>
 #include <cstddef>
@@ -324,6 +325,17 @@ class bert : public nn::module<bert<BatchDim, TokensDim, T, Backend>> {
   }
   /// As above, every token of type 0.
   output_type operator()(ids_type const& ids, lengths_type const& lens) { return run(embeddings(ids), lens); }
+  /// @brief The hidden states and the pooled output of @p ids, each token
+  /// attending to the tokens @p attention_mask marks 1 (0: not read; any
+  /// pattern, such as left padding), of token types @p types.  A value
+  /// other than 0 and 1 is a `value_error` naming it and its place.
+  output_type operator()(ids_type const& ids, ids_type const& attention_mask, ids_type const& types) {
+    return run(embeddings(ids, types), key_masking(attention_mask));
+  }
+  /// As above, every token of type 0.
+  output_type operator()(ids_type const& ids, ids_type const& attention_mask) {
+    return run(embeddings(ids), key_masking(attention_mask));
+  }
   /// As above, every token attended to.
   output_type operator()(ids_type const& ids) {
     index_t const b = ids.template extent<BatchDim>();
@@ -334,8 +346,24 @@ class bert : public nn::module<bert<BatchDim, TokensDim, T, Backend>> {
  private:
   bert_config config_;
 
-  output_type run(basic_tensor<Backend, T, BatchDim, TokensDim, Hidden> h, lengths_type const& lens) {
-    for (auto& blk : encoder.blks) h = basic_tensor<Backend, T, BatchDim, TokensDim, Hidden>(blk(h, lens));
+  // The attention mask as the blocks' key mask (their keys are SelfKeys).
+  static auto key_masking(ids_type const& attention_mask) {
+    auto const host = dimtensor::to<cpu>(attention_mask).contiguous();
+    index_t const n = host.template extent<TokensDim>();
+    for (index_t x = 0; x < host.size(); ++x) {
+      std::int64_t const v = host.data()[x];
+      if (v != 0 && v != 1) {
+        throw value_error("bert: attention_mask holds " + std::to_string(v) + " at row " + std::to_string(x / n) +
+                          ", " + std::string(dim_name_v<TokensDim>) + " " + std::to_string(x % n) +
+                          "; it holds 1 (read) or 0 (not read)");
+      }
+    }
+    return masking_of<nn::SelfKeys>().key_mask(rename<TokensDim, nn::SelfKeys>(ne(attention_mask, std::int64_t{0})));
+  }
+
+  template <class M>
+  output_type run(basic_tensor<Backend, T, BatchDim, TokensDim, Hidden> h, M const& masks) {
+    for (auto& blk : encoder.blks) h = basic_tensor<Backend, T, BatchDim, TokensDim, Hidden>(blk(h, masks));
     auto pooled = tanh(pooler.dense(select<TokensDim>(h, 0)));
     return {std::move(h), basic_tensor<Backend, T, BatchDim, Hidden>(pooled)};
   }

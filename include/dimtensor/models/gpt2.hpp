@@ -3,7 +3,7 @@
 /// @brief GPT-2 (`transformers`' `GPT2LMHeadModel`): `models::gpt2_config`
 /// read from a checkpoint's `config.json`, `models::gpt2` (the token and
 /// position embeddings, the library's Transformer blocks pre-LN with GPT-2's
-/// options and causal lengths, the final layer norm, logits through the
+/// options and causal masking, the final layer norm, logits through the
 /// token embedding), `models::gpt2_schema()` and greedy decoding,
 /// `models::greedy`.
 ///
@@ -16,8 +16,9 @@
 ///
 /// The blocks are `nn::transformer_encoder_block` with `{.act = gelu_tanh,
 /// .attention_bias = true, .pre_norm = true}`, each query attending to the
-/// keys up to its own position (lengths per query, i + 1, cut at the
-/// sequence's length): GPT-2's causal mask with right padding.  The head is
+/// keys up to its own position within the sequence's length (the attention
+/// operation's causal masking with valid lengths, ops/masking.hpp): GPT-2's
+/// causal mask with right padding.  The head is
 /// the token embedding itself (tied, as `lm_head.weight` is
 /// `transformer.wte.weight`): one parameter, one gradient.  The schema
 /// transposes the `Conv1D` weights (stored [in, out]) and splits `c_attn`
@@ -226,22 +227,19 @@ class gpt2 : public nn::module<gpt2<BatchDim, TokensDim, T, Backend>> {
       throw value_error("gpt2: " + std::to_string(n) + " tokens but " + std::to_string(wpe.num_embeddings()) +
                         " positions (n_positions)");
     }
-    // each query's keys: 0 … i, and none past the sequence's length
     auto const host_lens = dimtensor::to<cpu>(lens);
-    basic_tensor<cpu, std::int64_t, BatchDim, TokensDim> causal(
-        typename basic_tensor<cpu, std::int64_t, BatchDim, TokensDim>::extents_type{b, n});
     for (index_t r = 0; r < b; ++r) {
       std::int64_t const len = host_lens.data()[r];
       if (len < 0 || len > n) {
         throw value_error("gpt2: length " + std::to_string(len) + " of sequence " + std::to_string(r) + " outside [0, " +
                           std::to_string(n) + "]");
       }
-      for (index_t i = 0; i < n; ++i) causal.data()[r * n + i] = std::max<std::int64_t>(1, std::min<std::int64_t>(i + 1, len));
     }
-    auto const per_query = dimtensor::to<Backend>(causal);
+    // each query's keys: 0 … i, and none past the sequence's length
+    auto const masks = causal<TokensDim>(masking_of<nn::SelfKeys>(lens));
     auto const positions = dimtensor::to<Backend>(arange<std::int64_t>(TokensDim(n)));
     basic_tensor<Backend, T, BatchDim, TokensDim, Hidden> x = drop(wte(ids) + wpe(positions));
-    for (auto& blk : h) x = basic_tensor<Backend, T, BatchDim, TokensDim, Hidden>(blk(x, per_query));
+    for (auto& blk : h) x = basic_tensor<Backend, T, BatchDim, TokensDim, Hidden>(blk(x, masks));
     return head(x);
   }
   /// @brief The next steps @p ids ([Batch, Tokens], no padding) of the
@@ -250,7 +248,6 @@ class gpt2 : public nn::module<gpt2<BatchDim, TokensDim, T, Backend>> {
   /// step up to its own (as the whole sequence would, without running it
   /// again).  `value_error` past the positions.
   output_type operator()(ids_type const& ids, cache& c) {
-    index_t const b = ids.template extent<BatchDim>();
     index_t const n = ids.template extent<TokensDim>();
     if (c.steps < 0 || n > wpe.num_embeddings() - c.steps) {
       throw value_error("gpt2: " + std::to_string(c.steps + n) + " tokens but " + std::to_string(wpe.num_embeddings()) +
@@ -258,17 +255,13 @@ class gpt2 : public nn::module<gpt2<BatchDim, TokensDim, T, Backend>> {
     }
     c.keys.resize(h.size());
     c.values.resize(h.size());
-    basic_tensor<cpu, std::int64_t, BatchDim, TokensDim> causal(
-        typename basic_tensor<cpu, std::int64_t, BatchDim, TokensDim>::extents_type{b, n});
-    for (index_t r = 0; r < b; ++r) {
-      for (index_t i = 0; i < n; ++i) causal.data()[r * n + i] = c.steps + i + 1;
-    }
-    auto const per_query = dimtensor::to<Backend>(causal);
+    // each new token's keys: every earlier step and its own (the last query the last key)
+    auto const masks = causal<TokensDim>(masking_of<nn::SelfKeys>());
     auto const positions =
         dimtensor::to<Backend>(arange<std::int64_t, TokensDim>(static_cast<double>(c.steps), static_cast<double>(c.steps + n)));
     basic_tensor<Backend, T, BatchDim, TokensDim, Hidden> x = drop(wte(ids) + wpe(positions));
     for (std::size_t i = 0; i < h.size(); ++i) {
-      x = basic_tensor<Backend, T, BatchDim, TokensDim, Hidden>(h[i].step(x, c.keys[i], c.values[i], per_query));
+      x = basic_tensor<Backend, T, BatchDim, TokensDim, Hidden>(h[i].step(x, c.keys[i], c.values[i], masks));
     }
     c.steps += n;
     return head(x);

@@ -6,7 +6,7 @@
 /// library's encoder blocks, decoder layers of the library's parts with a
 /// cache of keys and values, logits through the shared embedding plus
 /// `final_logits_bias`), `models::marian_schema()` and greedy translation,
-/// `models::translate_greedy`.
+/// `models::translate_greedy` and `models::translate_beam`.
 ///
 /// @code
 /// auto net = dt::models::marian<>::from_pretrained("opus-mt-tiny/");
@@ -39,6 +39,7 @@
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/io/checkpoint.hpp>
 #include <dimtensor/io/config.hpp>
+#include <dimtensor/models/beam_search.hpp>
 #include <dimtensor/models/bert.hpp>
 #include <dimtensor/nn/attention/multi_head_attention.hpp>
 #include <dimtensor/nn/dropout.hpp>
@@ -48,6 +49,7 @@
 #include <dimtensor/nn/transformer.hpp>
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/creation.hpp>
+#include <dimtensor/ops/index_select.hpp>
 #include <dimtensor/ops/rename.hpp>
 #include <dimtensor/ops/select.hpp>
 #include <dimtensor/ops/slice.hpp>
@@ -228,14 +230,14 @@ class marian_decoder_layer : public nn::module<marian_decoder_layer<TgtDim, SrcD
 
   /// @brief The layer on the next target steps @p x ([Batch, Tgt, Hidden]):
   /// their keys and values appended to @p keys and @p values, each step
-  /// attending to the steps up to its own (@p causal_lens, [Batch, Tgt]),
+  /// attending to the steps up to its own (@p causal: causal masking),
   /// then to the encoder's states whose key and value heads are
   /// @p memory_keys and @p memory_values within @p src_lens ([Batch]).
   template <class X, class KV, class MKV, class L, class S>
   auto step(X const& x, std::optional<KV>& keys, std::optional<KV>& values, MKV const& memory_keys,
-            MKV const& memory_values, L const& causal_lens, S const& src_lens) {
+            MKV const& memory_values, L const& causal, S const& src_lens) {
     attention.append_key_value_heads(rename<TgtDim, nn::SelfKeys>(x), keys, values);
-    auto const y = addnorm1(x, attention.attend_heads(attention.query_heads(x), *keys, *values, causal_lens));
+    auto const y = addnorm1(x, attention.attend_heads(attention.query_heads(x), *keys, *values, causal));
     auto const z = cross_addnorm(y, cross_attention.attend_heads(cross_attention.query_heads(y), memory_keys,
                                                                  memory_values, src_lens));
     return addnorm2(z, ffn(z));
@@ -363,7 +365,6 @@ class marian : public nn::module<marian<BatchDim, SrcDim, TgtDim, T, Backend>> {
   /// @p memory of sources of lengths @p lens.
   basic_tensor<Backend, T, BatchDim, TgtDim, Vocab> decode(target_type const& tgt, memory_type const& memory,
                                                            lengths_type const& lens, cache& c) {
-    index_t const b = tgt.template extent<BatchDim>();
     index_t const n = tgt.template extent<TgtDim>();
     index_t const first = c.steps;
     (void)rows(n, first);
@@ -375,17 +376,13 @@ class marian : public nn::module<marian<BatchDim, SrcDim, TgtDim, T, Backend>> {
       c.keys.resize(decoder.blks.size());
       c.values.resize(decoder.blks.size());
     }
-    basic_tensor<cpu, std::int64_t, BatchDim, TgtDim> causal(
-        typename basic_tensor<cpu, std::int64_t, BatchDim, TgtDim>::extents_type{b, n});
-    for (index_t r = 0; r < b; ++r) {
-      for (index_t i = 0; i < n; ++i) causal.data()[r * n + i] = first + i + 1;
-    }
-    auto const per_query = dimtensor::to<Backend>(causal);
+    // each new step's keys: every earlier step and its own (the last query the last key)
+    auto const masks = causal<TgtDim>(masking_of<nn::SelfKeys>());
     using hidden_t = basic_tensor<Backend, T, BatchDim, TgtDim, Hidden>;
     hidden_t y = dropout(shared(tgt) * scale_ +
                          rename<nn::Positions, TgtDim>(slice<nn::Positions>(positions_, first, first + n)));
     for (std::size_t i = 0; i < decoder.blks.size(); ++i) {
-      y = hidden_t(decoder.blks[i].step(y, c.keys[i], c.values[i], c.memory_keys[i], c.memory_values[i], per_query, lens));
+      y = hidden_t(decoder.blks[i].step(y, c.keys[i], c.values[i], c.memory_keys[i], c.memory_values[i], masks, lens));
     }
     c.steps += n;
     return contract<Hidden>(y, shared.weight) + select<BiasRow>(final_logits_bias, 0);
@@ -449,6 +446,50 @@ auto translate_greedy(Model& net, basic_tensor<B, std::int64_t, BatchDim, SrcDim
     }
     if (all_done) break;
   }
+  index_t const len = static_cast<index_t>(out.front().size());
+  host_ids ids(typename host_ids::extents_type{b, len});
+  for (index_t r = 0; r < b; ++r) std::copy(out[static_cast<std::size_t>(r)].begin(), out[static_cast<std::size_t>(r)].end(), ids.data() + r * len);
+  return dimtensor::to<B>(ids);
+}
+
+/// @brief Beam search translation, as `generate(num_beams=o.num_beams,
+/// length_penalty=o.length_penalty, early_stopping=…, max_new_tokens=n)`
+/// (models/beam_search.hpp gives the rule): each source's encoding once,
+/// shared by its beams, and the decoder's cache reordered with the beams
+/// at each step.  Returns [Batch, Tgt] with the start token first, each
+/// source's best hypothesis, shorter ones padded.
+template <class Model, class B, class BatchDim, class SrcDim>
+auto translate_beam(Model& net, basic_tensor<B, std::int64_t, BatchDim, SrcDim> const& src,
+                    basic_tensor<B, std::int64_t, BatchDim> const& lens, index_t n, beam_options const& o = {}) {
+  using host_ids = basic_tensor<cpu, std::int64_t, BatchDim, typename Model::target_dim>;
+  using host_rows = basic_tensor<cpu, std::int64_t, BatchDim>;
+  autograd::no_grad const guard;
+  auto const& c = net.config();
+  index_t const b = src.template extent<BatchDim>();
+  index_t const k = o.num_beams;
+  if (k < 1) throw value_error("translate_beam: num_beams " + std::to_string(k) + " is not positive");
+  // Each source's rows repeated for its beams.
+  host_rows repeat(typename host_rows::extents_type{b * k});
+  for (index_t r = 0; r < b * k; ++r) repeat.data()[r] = r / k;
+  auto const beams = dimtensor::to<B>(repeat);
+  auto const memory = typename Model::memory_type(index_select<BatchDim>(net.encode(src, lens), beams));
+  auto const beam_lens = basic_tensor<B, std::int64_t, BatchDim>(index_select<BatchDim>(lens, beams));
+  typename Model::cache cache;
+  auto const step = [&](std::vector<std::int64_t> const& feed, std::vector<index_t> const& from) {
+    if (!from.empty()) {
+      host_rows order(typename host_rows::extents_type{b * k});
+      std::copy(from.begin(), from.end(), order.data());
+      auto const idx = dimtensor::to<B>(order);
+      for (auto* part : {&cache.keys, &cache.values}) {
+        for (auto& x : *part) x = typename Model::self_heads(index_select<BatchDim>(*x, idx));
+      }
+    }
+    host_ids ids(typename host_ids::extents_type{b * k, 1});
+    std::copy(feed.begin(), feed.end(), ids.data());
+    auto const logits = dimtensor::to<cpu>(dimtensor::eval(net.decode(dimtensor::to<B>(ids), memory, beam_lens, cache).contiguous()));
+    return std::vector<double>(logits.data(), logits.data() + logits.size());
+  };
+  auto const out = beam_search(b, c.decoder_start_token_id, c.eos_token_id, c.pad_token_id, n, o, step);
   index_t const len = static_cast<index_t>(out.front().size());
   host_ids ids(typename host_ids::extents_type{b, len});
   for (index_t r = 0; r < b; ++r) std::copy(out[static_cast<std::size_t>(r)].begin(), out[static_cast<std::size_t>(r)].end(), ids.data() + r * len);

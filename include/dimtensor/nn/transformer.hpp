@@ -237,8 +237,8 @@ struct transformer_block_options {
 /// @brief d2l's `EncoderBlock`: multi-head self-attention and add & norm,
 /// then the position-wise FFN and add & norm.  Members: `attention`,
 /// `addnorm1`, `ffn`, `addnorm2`.  With `transformer_block_options`, also
-/// BERT's layer (biases, GELU, eps) and, pre-LN with causal lengths per
-/// query, GPT-2's.
+/// BERT's layer (biases, GELU, eps) and, pre-LN with causal masking,
+/// GPT-2's.
 template <class Steps, class Hidden, class FFNHidden, class T = float, class Backend = default_backend>
 class transformer_encoder_block : public module<transformer_encoder_block<Steps, Hidden, FFNHidden, T, Backend>> {
  public:
@@ -291,16 +291,17 @@ class transformer_encoder_block : public module<transformer_encoder_block<Steps,
   /// sequences whose earlier steps' keys and values (split into heads,
   /// [Batch, SelfKeys, Heads, HeadFeat]) are in @p keys and @p values: the
   /// new steps' are appended to them, and each new step attends to the
-  /// steps up to its own (a decoder-only stack decoding with a cache:
-  /// lengths per query, [Batch, Steps], the steps so far plus its own
-  /// position plus one).  The same numbers as the whole sequence through
-  /// operator() with those causal lengths.
+  /// steps up to its own (a decoder-only stack decoding with a cache):
+  /// @p causal is `causal<Steps>(masking_of<SelfKeys>())`, whose last query
+  /// reads the last key (or lengths per query, [Batch, Steps], the steps so
+  /// far plus its own position plus one).  The same numbers as the whole
+  /// sequence through operator() with causal masking.
   template <class X, class KV, class L>
-  auto step(X const& x, std::optional<KV>& keys, std::optional<KV>& values, L const& causal_lens) {
+  auto step(X const& x, std::optional<KV>& keys, std::optional<KV>& values, L const& causal) {
     auto const xt = dimtensor::eval(x);
     auto const in = attention_input(xt);
     attention.append_key_value_heads(rename<Steps, SelfKeys>(in), keys, values);
-    return after_attention(xt, attention.attend_heads(attention.query_heads(in), *keys, *values, causal_lens));
+    return after_attention(xt, attention.attend_heads(attention.query_heads(in), *keys, *values, causal));
   }
 
  private:

@@ -25,7 +25,10 @@
 /// and are checked as masked_softmax checks them (its messages).  Here
 /// they become the one form every kernel reads, `kernel::row_lengths`: in
 /// place when the lengths' dims lead the kernels' row order (entries,
-/// then Queries), laid out in that order otherwise.
+/// then Queries), laid out in that order otherwise.  The masking's key
+/// mask and additive mask become operands of the problem (read in place,
+/// broadcast dims at stride 0: ops/mask_parts.hpp) and its causal masking
+/// a flag; their dims are checked at compile time, their extents here.
 ///
 /// The dims-free part (operands as run-time layouts, the kernels' calls,
 /// the backward node) is one body per (backend, element type), compiled
@@ -55,6 +58,7 @@
 #include <dimtensor/kernel/layout.hpp>
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/ops/mask_parts.hpp>
 #include <dimtensor/ops/masked_softmax.hpp>
 #include <dimtensor/ops/masking.hpp>
 #include <dimtensor/ops/sequence_mask.hpp>
@@ -166,22 +170,36 @@ struct kept_row_lengths {
   kernel::row_lengths rows;
 };
 
+/// @brief The key masks, additive mask and causal flag as the kernels read
+/// them (kernel::attention_problem's `keep`, `bias`, `causal`), with what
+/// they point to kept alive.
+template <class T>
+struct kept_key_masks {
+  /// The key mask's operand (its view's data null: none).
+  kept_mask_operand<bool> keep;
+  /// The additive mask's operand (its view's data null: none).
+  kept_mask_operand<T> bias;
+  /// Causal along the queries.
+  bool causal = false;
+};
+
 /// @brief The backward pass of scaled dot-product attention: the operands,
-/// the row lengths and the forward kernel's row statistics, and the
-/// output's layout (its gradient is dense in it).
+/// the row lengths, the masks and the forward kernel's row statistics, and
+/// the output's layout (its gradient is dense in it).
 template <class B, class T>
 class attention_node final : public autograd::node {
  public:
   using storage_t = typename B::template storage<T>;
 
   attention_node(attention_side<T> q, attention_side<T> k, attention_side<T> v, kept_row_lengths lens,
-                 std::shared_ptr<storage_t> stats, kernel::layout out, kernel::positions out_batch, std::size_t out_row,
+                 kept_key_masks<T> masks, std::shared_ptr<storage_t> stats, kernel::layout out, kernel::positions out_batch, std::size_t out_row,
                  kernel::attention_problem<T> p)
       : node("scaled_dot_product_attention"),
         q_(std::move(q)),
         k_(std::move(k)),
         v_(std::move(v)),
         lens_(std::move(lens)),
+        masks_(std::move(masks)),
         stats_(std::move(stats)),
         out_(out),
         out_batch_(out_batch),
@@ -214,7 +232,8 @@ class attention_node final : public autograd::node {
 
  private:
   attention_side<T> q_, k_, v_;
-  kept_row_lengths lens_;  // p_.lens points into it
+  kept_row_lengths lens_;    // p_.lens points into it
+  kept_key_masks<T> masks_;  // p_.keep and p_.bias point into it
   std::shared_ptr<storage_t> stats_;
   kernel::layout out_;
   kernel::positions out_batch_;
@@ -231,7 +250,8 @@ class attention_node final : public autograd::node {
 /// of its backward pass (null otherwise).
 template <class B, class T>
 std::shared_ptr<autograd::node> attention_run(attention_side<T> q, attention_side<T> k, attention_side<T> v,
-                                              kept_row_lengths lens, T scale, T* out, kernel::layout const& lo,
+                                              kept_row_lengths lens, kept_key_masks<T> masks, T scale, T* out,
+                                              kernel::layout const& lo,
                                               kernel::positions const& out_batch, std::size_t out_row, bool record) {
   q = attention_dense_features<B>(std::move(q));
   k = attention_dense_features<B>(std::move(k));
@@ -250,13 +270,16 @@ std::shared_ptr<autograd::node> attention_run(attention_side<T> q, attention_sid
   p.k = attention_view(k, k.data, off_k);
   p.v = attention_view(v, v.data, off_v);
   p.lens = lens.rows;
+  p.keep = masks.keep.view;
+  p.bias = masks.bias.view;
+  p.causal = masks.causal;
   p.scale = scale;
   auto stats = std::make_shared<typename B::template storage<T>>(std::max<index_t>(2 * p.batch * p.queries, 1));
   backend_attention_forward(B{}, p, kernel::attention_operand<T>{out, off_o.data(), lo.str[out_row]}, stats->data(),
                             stats->data() + p.batch * p.queries);
   if (!record) return nullptr;
   return std::make_shared<attention_node<B, T>>(std::move(q), std::move(k), std::move(v), std::move(lens),
-                                                std::move(stats), lo, out_batch, out_row, p);
+                                                std::move(masks), std::move(stats), lo, out_batch, out_row, p);
 }
 
 /// @brief The type-level plan of attention over queries @p QS, keys @p KS,
@@ -298,8 +321,8 @@ struct attention_plan {
 /// pointer and a repeat); others (e.g. [Batch, Queries] for the named
 /// multi-head form, whose kernels take the rows by entry (Batch, Heads)
 /// and then Queries) are laid out in the kernels' order first.
-template <class Batch, class Queries, class S, class KV, class L, std::size_t R>
-kept_row_lengths attention_row_lengths(std::array<index_t, R> const& sext, masking<KV, L> const& m) {
+template <class Batch, class Queries, class S, class KV, class L, class P, class A, class Q, std::size_t R>
+kept_row_lengths attention_row_lengths(std::array<index_t, R> const& sext, masking<KV, L, P, A, Q> const& m) {
   if constexpr (std::is_void_v<L>) {
     return {};
   } else {
@@ -376,8 +399,10 @@ attention_side<typename X::value_type> attention_side_of(X const& x) {
 /// rules and messages).  The result has the queries' dims without Feat,
 /// then the values' feature dim.  The weights are not returned (the
 /// attention modules keep them, computed when asked for).
-template <class Queries, class KV, class Feat, Expression Q, Expression K, Expression V, class L>
-auto scaled_dot_product_attention(Q const& queries, K const& keys, V const& values, masking<KV, L> const& m) {
+template <class Queries, class KV, class Feat, Expression Q, Expression K, Expression V, class L, class P, class A,
+          class C>
+auto scaled_dot_product_attention(Q const& queries, K const& keys, V const& values,
+                                  masking<KV, L, P, A, C> const& m) {
   auto const q = dimtensor::eval(queries);
   auto const k = dimtensor::eval(keys);
   auto const v = dimtensor::eval(values);
@@ -387,7 +412,10 @@ auto scaled_dot_product_attention(Q const& queries, K const& keys, V const& valu
   using Backend = typename decltype(q)::backend;
   if constexpr (plan::ok && has_attention_kernels<Backend, T>) {
     using scores_t = tensor_with_dims<Backend, T, typename plan::scores_plan::result>;
-    if constexpr (rejects(detail::masking_diagnosis<call::masked_softmax, KV, scores_t, L>())) {
+    if constexpr (rejects(first_diagnosis(
+                      detail::masking_diagnosis<call::masked_softmax, KV, scores_t, L>(),
+                      detail::mask_parts_diagnosis<call::scaled_dot_product_attention, KV, Queries, scores_t,
+                                                   masking<KV, L, P, A, C>>::value()))) {
       return ill_formed{};
     } else {
       // The kernels' path: the lengths in their one form (kernel::row_lengths),
@@ -412,12 +440,27 @@ auto scaled_dot_product_attention(Q const& queries, K const& keys, V const& valu
       oext[from_q.size()] = dv;
       detail::kept_row_lengths lens =
           detail::attention_row_lengths<batch, Queries, typename plan::scores_plan::result>(sext, m);
+      using scores_s = typename plan::scores_plan::result;
+      detail::kept_key_masks<T> masks;
+      if constexpr (!std::is_void_v<P>) {
+        if (m.keep) {
+          detail::check_mask_extents<scores_s>("scaled_dot_product_attention", "key_mask", sext, *m.keep);
+          masks.keep = detail::mask_operand<batch, Queries, scores_s>(sext, *m.keep);
+        }
+      }
+      if constexpr (!std::is_void_v<A>) {
+        if (m.additive) {
+          detail::check_mask_extents<scores_s>("scaled_dot_product_attention", "additive_mask", sext, *m.additive);
+          masks.bias = detail::mask_operand<batch, Queries, scores_s>(sext, *m.additive);
+        }
+      }
+      masks.causal = m.is_causal;
       out_t out(uninitialized, oext);
       // d2l divides by math.sqrt(d): a double, rounded to T.
       T const scale = static_cast<T>(std::sqrt(static_cast<double>(d)));
       auto node = detail::attention_run<Backend, T>(
           detail::attention_side_of<batch, Queries, Feat>(q), detail::attention_side_of<batch, KV, Feat>(k),
-          detail::attention_side_of<batch, KV, VF>(v), std::move(lens), scale, out.data(),
+          detail::attention_side_of<batch, KV, VF>(v), std::move(lens), std::move(masks), scale, out.data(),
           kernel::layout(out.extents(), out.strides()), positions_in<OS, batch>::value, index_of_v<Queries, OS>,
           autograd::should_record(q, k, v));
       if (node) out.attach_grad_fn(std::move(node));
@@ -449,8 +492,8 @@ auto scaled_dot_product_attention(Q const& queries, K const& keys, V const& valu
 // (config.hpp, DIMTENSOR_EXTERN_INSTANCES).
 #define DIMTENSOR_ATTENTION_INSTANCES(how, B, T)                                                                         \
   how std::shared_ptr<autograd::node> detail::attention_run<B, T>(                                                       \
-      detail::attention_side<T>, detail::attention_side<T>, detail::attention_side<T>, detail::kept_row_lengths, T, T*,  \
-      kernel::layout const&, kernel::positions const&, std::size_t, bool);                                       \
+      detail::attention_side<T>, detail::attention_side<T>, detail::attention_side<T>, detail::kept_row_lengths,         \
+      detail::kept_key_masks<T>, T, T*, kernel::layout const&, kernel::positions const&, std::size_t, bool);     \
   how class detail::attention_node<B, T>;
 
 namespace dimtensor {

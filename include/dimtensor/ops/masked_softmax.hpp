@@ -29,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <type_traits>
 
@@ -42,6 +43,7 @@
 #include <dimtensor/kernel/call.hpp>
 #include <dimtensor/kernel/layout.hpp>
 #include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/ops/mask_parts.hpp>
 #include <dimtensor/ops/masking.hpp>
 #include <dimtensor/ops/reduce.hpp>
 #include <dimtensor/ops/sequence_mask.hpp>
@@ -67,6 +69,44 @@ auto masked_softmax(E const& scores, std::nullopt_t) {
   return detail::softmax_along<call::masked_softmax, false, D>(scores);
 }
 
+namespace detail {
+
+/// @brief masked_softmax along D with the scores at index >= the valid
+/// length replaced by @p fill (d2l's: -1e6; the masks of ops/masking.hpp:
+/// the lowest value, below their masked score), the lengths checked.
+template <class D, Operand E, Operand L>
+auto masked_softmax_filled(E const& scores, L const& valid_lens, typename E::value_type fill) {
+  return checked<call::masked_softmax>(
+      [&](auto const& scores, auto const& valid_lens) {
+        using T = typename E::value_type;
+        auto const in = eval(scores).contiguous();
+        auto const lens = eval(valid_lens).contiguous();
+        index_t const repeat = detail::check_valid_lens_values<D>("masked_softmax", "scores", in, lens);
+        using out_t = std::remove_cvref_t<decltype(in)>;
+        out_t out(uninitialized, in.extents());
+        kernel::lines const s = kernel::lines_along<detail::index_of_v<D, typename E::specs>>(in.extents());
+        backend_masked_softmax(typename E::backend{}, in.data(), out.data(), s.outer, s.n, s.inner, lens.data(),
+                               repeat, fill);
+        if (autograd::should_record(in)) {
+          // Softmax's rule on the result; the masked scores were replaced by a
+          // constant, so they get 0 (also in a row of valid length 0, whose
+          // result is uniform).
+          typename autograd::line_node<typename E::backend, T>::saved keep;
+          keep.keep = out.storage();
+          keep.data = out.data();
+          auto const wide = detail::as_int64(lens);  // the rule reads 64-bit lengths (the same values)
+          keep.lens_keep = wide.storage();
+          keep.lens = wide.data();
+          keep.repeat = repeat;
+          autograd::record_lines("masked_softmax", out, in, autograd::line_rule::masked_softmax, s, std::move(keep));
+        }
+        return out;
+      },
+      scores, valid_lens);
+}
+
+}  // namespace detail
+
 /// @brief d2l's masked softmax along D: scores at index >= the valid length
 /// become -1e6, then softmax along D.
 ///
@@ -86,33 +126,7 @@ auto masked_softmax(E const& scores, L const& valid_lens) {
   if constexpr (rejects(diagnose)) {
     return ill_formed{};
   } else {
-    return checked<call::masked_softmax>(
-        [&](auto const& scores, auto const& valid_lens) {
-          using T = typename E::value_type;
-          auto const in = eval(scores).contiguous();
-          auto const lens = eval(valid_lens).contiguous();
-          index_t const repeat = detail::check_valid_lens_values<D>("masked_softmax", "scores", in, lens);
-          using out_t = std::remove_cvref_t<decltype(in)>;
-          out_t out(uninitialized, in.extents());
-          kernel::lines const s = kernel::lines_along<detail::index_of_v<D, typename E::specs>>(in.extents());
-          backend_masked_softmax(typename E::backend{}, in.data(), out.data(), s.outer, s.n, s.inner, lens.data(),
-                                 repeat, static_cast<T>(masked_softmax_fill));
-          if (autograd::should_record(in)) {
-            // Softmax's rule on the result; the masked scores were replaced by a
-            // constant, so they get 0 (also in a row of valid length 0, whose
-            // result is uniform).
-            typename autograd::line_node<typename E::backend, T>::saved keep;
-            keep.keep = out.storage();
-            keep.data = out.data();
-            auto const wide = detail::as_int64(lens);  // the rule reads 64-bit lengths (the same values)
-            keep.lens_keep = wide.storage();
-            keep.lens = wide.data();
-            keep.repeat = repeat;
-            autograd::record_lines("masked_softmax", out, in, autograd::line_rule::masked_softmax, s, std::move(keep));
-          }
-          return out;
-        },
-        scores, valid_lens);
+    return detail::masked_softmax_filled<D>(scores, valid_lens, static_cast<typename E::value_type>(masked_softmax_fill));
   }
 }
 
@@ -138,6 +152,59 @@ auto masked_softmax(E const& scores, masking<D, L> const& m) {
     return masked_softmax<D>(scores);
   } else {
     return masked_softmax<D>(scores, m.lengths);
+  }
+}
+
+/// @brief Softmax along D under a masking with key, additive or causal
+/// parts (ops/masking.hpp): the masks added to the scores as one tensor of
+/// their dims (the masked score where a key is masked), then d2l's masked
+/// softmax with each row's valid length (the causal limit within it).
+/// The same weights as the fused attention kernels; the masks get no
+/// gradient.
+template <class D, detail::Operand E, class L, class P, class A, class Q>
+  requires(!is_lengths_masking_v<masking<D, L, P, A, Q>>)
+auto masked_softmax(E const& scores, masking<D, L, P, A, Q> const& m) {
+  using M = masking<D, L, P, A, Q>;
+  if constexpr (rejects(first_diagnosis(detail::masking_diagnosis<call::masked_softmax, D, E, L>(),
+                                        detail::mask_parts_diagnosis<call::masked_softmax, D, void, E, M>::value()))) {
+    return ill_formed{};
+  } else {
+    auto const s = dimtensor::eval(scores);
+    using st = std::remove_cvref_t<decltype(s)>;
+    using S = typename st::specs;
+    using T = typename st::value_type;
+    using Backend = typename st::backend;
+    std::array<index_t, st::rank> sext{};
+    for (std::size_t k = 0; k < st::rank; ++k) sext[k] = s.extents()[k];
+    bool any = false;
+    if constexpr (!std::is_void_v<P>) {
+      if (m.keep) detail::check_mask_extents<S>("masked_softmax", "key_mask", sext, *m.keep), any = true;
+    }
+    if constexpr (!std::is_void_v<A>) {
+      if (m.additive) detail::check_mask_extents<S>("masked_softmax", "additive_mask", sext, *m.additive), any = true;
+    }
+    st const x = any ? st(dimtensor::eval(s + detail::masks_as_additive<Backend, T, S>(sext, m))) : s;
+    // Past a row's length: d2l's -1e6 alone, the lowest value under masks
+    // (below their masked score, so a row whose kept keys are all masked
+    // stays uniform over them).
+    T const fill = any ? std::numeric_limits<T>::lowest() : static_cast<T>(masked_softmax_fill);
+    if constexpr (!std::is_void_v<Q>) {
+      if (m.is_causal) {
+        if constexpr (std::is_void_v<L>) {
+          return st(detail::masked_softmax_filled<D>(x, detail::causal_lengths<Backend, D, Q, S, st>(sext, nullptr),
+                                                     fill));
+        } else {
+          return st(detail::masked_softmax_filled<D>(x, detail::causal_lengths<Backend, D, Q, S, L>(sext, &m.lengths),
+                                                     fill));
+        }
+      }
+    }
+    if constexpr (std::is_void_v<L>) {
+      return st(masked_softmax<D>(x));
+    } else {
+      if (m.lengths) return st(detail::masked_softmax_filled<D>(x, *m.lengths, fill));
+      return st(masked_softmax<D>(x));
+    }
   }
 }
 

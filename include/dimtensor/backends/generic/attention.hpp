@@ -6,7 +6,9 @@
 /// `backend_masked_softmax` (d2l's masking: scores past a row's valid
 /// length replaced by -1e6) or `backend_softmax`, the output by
 /// `backend_gemm_batched`; the backward pass forms the weights again and
-/// runs `backend_masked_softmax_backward` between four products.
+/// runs `backend_masked_softmax_backward` between four products.  The key
+/// masks and the additive mask are one more `backend_assign` on the scaled
+/// scores; causal masking is each row's valid length, made on the host.
 ///
 /// This is Thrust's generic-algorithm idea: a backend that has nothing
 /// better names these in its `backend_attention_forward` and
@@ -16,8 +18,12 @@
 /// statistics the fused kernels keep are not written: the backward pass
 /// here forms the weights again.  Scratch: three [queries, kv] buffers.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
 
 #include <dimtensor/config.hpp>
 #include <dimtensor/kernel/attention.hpp>
@@ -52,8 +58,68 @@ inline kernel::row_lengths entry_lengths(kernel::row_lengths l, index_t b, index
   return {l.data + b * queries / l.repeat, l.repeat};  // the repeat divides the entry's rows
 }
 
+/// A scaled score under the key masks: the masked score where @p keep is
+/// false or the additive mask @p a is at or below it, else s + a.
+struct masked_score {
+  template <class T>
+  DIMTENSOR_HOST_DEVICE T operator()(T s, T a, bool keep) const {
+    T const masked = kernel::attention_masked_score<T>;
+    return !keep || a <= masked ? masked : s + a;
+  }
+};
+
+/// @brief Entry @p b's scaled scores @p s (queries x kv, dense) under the
+/// key masks and additive mask of @p p (kernel/attention.hpp), in place.
+template <class B, class T>
+void mask_entry_scores(kernel::attention_problem<T> const& p, index_t b, T* s) {
+  using dimtensor::detail::map_evaluator;
+  using dimtensor::detail::scalar_evaluator;
+  using dimtensor::detail::strided_evaluator;
+  std::array<index_t, 2> const ext{p.queries, p.kv};
+  strided_evaluator<T, 2> const scores{s, s, {p.kv, 1}, true};
+  auto assign = [&](auto const& add, auto const& keep) {
+    backend_assign(B{}, s, ext, map_evaluator<masked_score, strided_evaluator<T, 2>, std::decay_t<decltype(add)>,
+                                              std::decay_t<decltype(keep)>>{masked_score{}, {scores, add, keep}});
+  };
+  auto with_keep = [&](auto const& add) {
+    if (p.keep.data != nullptr) {
+      bool const* const k = p.keep.row(b, 0);
+      assign(add, strided_evaluator<bool, 2>{k, k, {p.keep.row_stride, 1}, false});
+    } else {
+      assign(add, scalar_evaluator<bool>{true});
+    }
+  };
+  if (p.bias.data != nullptr) {
+    T const* const a = p.bias.row(b, 0);
+    with_keep(strided_evaluator<T, 2>{a, a, {p.bias.row_stride, 1}, false});
+  } else {
+    with_keep(scalar_evaluator<T>{T(0)});
+  }
+}
+
+/// @brief Entry @p b's valid length of each query row with the causal
+/// limit (kernel::attention_problem::length), in the backend's memory
+/// @p out (queries of them), from the lengths brought to the host.
+template <class B, class T>
+void causal_entry_lengths(kernel::attention_problem<T> const& p, index_t b, index_t* out) {
+  std::vector<index_t> host(static_cast<std::size_t>(p.queries), p.kv);
+  if (p.lens.data != nullptr) {
+    kernel::row_lengths const l = entry_lengths(p.lens, b, p.queries);
+    index_t const distinct = (p.queries + l.repeat - 1) / l.repeat;
+    std::vector<index_t> read(static_cast<std::size_t>(distinct));
+    backend_copy_to_host(B{}, read.data(), l.data, distinct);
+    for (index_t i = 0; i < p.queries; ++i) host[static_cast<std::size_t>(i)] = read[static_cast<std::size_t>(i / l.repeat)];
+  }
+  for (index_t i = 0; i < p.queries; ++i) {
+    auto& l = host[static_cast<std::size_t>(i)];
+    l = std::clamp<index_t>(i + p.kv - p.queries + 1, 0, l);
+  }
+  backend_copy_from_host(B{}, out, host.data(), p.queries);
+}
+
 /// @brief The weights of entry @p b (rows x kv, dense, into @p w) from the
-/// scores it forms in @p s: s = q kᵀ / scale, then the (masked) softmax.
+/// scores it forms in @p s: s = q kᵀ / scale, the key masks, then the
+/// (masked) softmax.
 template <class B, class T>
 void entry_weights(kernel::attention_problem<T> const& p, index_t b, T* s, T* w) {
   backend_gemm_batched(B{}, 1, p.queries, p.kv, p.d, rows_of(p.q.row(b, 0), p.q.row_stride),
@@ -62,10 +128,19 @@ void entry_weights(kernel::attention_problem<T> const& p, index_t b, T* s, T* w)
   using scaled = dimtensor::detail::map_evaluator<call::divides, dense, dimtensor::detail::scalar_evaluator<T>>;
   backend_assign(B{}, s, std::array<index_t, 1>{p.queries * p.kv},
                  scaled{call::divides{}, {dense{s, s, {1}, true}, dimtensor::detail::scalar_evaluator<T>{p.scale}}});
-  if (p.lens.data != nullptr) {
+  // Past a row's length: d2l's -1e6 alone, the lowest value under masks
+  // (below their masked score, so a row whose kept keys are all masked
+  // stays uniform over them).
+  T const fill = p.masks_keys() ? std::numeric_limits<T>::lowest() : static_cast<T>(attention_masked_score);
+  if (p.masks_keys()) mask_entry_scores<B>(p, b, s);
+  if (p.causal) {
+    typename B::template storage<index_t> lens(p.queries);
+    causal_entry_lengths<B>(p, b, lens.data());
+    backend_masked_softmax(B{}, static_cast<T const*>(s), w, p.queries, p.kv, index_t{1},
+                           static_cast<index_t const*>(lens.data()), index_t{1}, fill);
+  } else if (p.lens.data != nullptr) {
     kernel::row_lengths const l = entry_lengths(p.lens, b, p.queries);
-    backend_masked_softmax(B{}, static_cast<T const*>(s), w, p.queries, p.kv, index_t{1}, l.data, l.repeat,
-                           static_cast<T>(attention_masked_score));
+    backend_masked_softmax(B{}, static_cast<T const*>(s), w, p.queries, p.kv, index_t{1}, l.data, l.repeat, fill);
   } else {
     backend_softmax(B{}, static_cast<T const*>(s), w, p.queries, p.kv, index_t{1});
   }
@@ -111,7 +186,12 @@ void attention_backward(kernel::attention_problem<T> const& p, T const*, T const
     backend_gemm_batched(B{}, 1, p.queries, p.kv, p.dv, rows_of(dout.row(b, 0), dout.row_stride),
                          columns_of(p.v.row(b, 0), p.v.row_stride), rows_of(s.data(), p.kv));
     // ds = the softmax's backward (0 past the lengths), then / scale.
-    if (p.lens.data != nullptr) {
+    if (p.causal) {
+      typename B::template storage<index_t> lens(p.queries);
+      attention_detail::causal_entry_lengths<B>(p, b, lens.data());
+      backend_masked_softmax_backward(B{}, wc, static_cast<T const*>(s.data()), ds.data(), p.queries, p.kv,
+                                      index_t{1}, static_cast<index_t const*>(lens.data()), index_t{1});
+    } else if (p.lens.data != nullptr) {
       kernel::row_lengths const l = attention_detail::entry_lengths(p.lens, b, p.queries);
       backend_masked_softmax_backward(B{}, wc, static_cast<T const*>(s.data()), ds.data(), p.queries, p.kv,
                                       index_t{1}, l.data, l.repeat);

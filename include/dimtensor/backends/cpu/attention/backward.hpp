@@ -135,10 +135,12 @@ void attention_backward(attention_problem<T> const& p, T const* row_max, T const
             attention_detail::attention_backward_scores_tiled(p, qrows.data(), grows.data(), rows, width, len,
                                                     keys.data() + b * kv_padded * p.d,
                                                     values.data() + b * kv_padded * p.dv, pw, dpw, ldw);
+            attention_detail::attention_mask_scores(p, b, idx, rows, 0, len, pw, ldw);
             attention_detail::attention_weights_again<T>(pw, ldw, rows, width, len, p.scale, m, inv);
           } else {
             attention_detail::attention_gemm<T>(false, true, rows, width, p.d, qa, lda, p.k.row(b, 0), p.k.row_stride, T(0), pw,
                                       ldw);
+            attention_detail::attention_mask_scores(p, b, idx, rows, 0, len, pw, ldw);
             attention_detail::attention_weights_again<T>(pw, ldw, rows, width, len, p.scale, m, inv);
             attention_detail::attention_gemm<T>(false, true, rows, width, p.dv, ga, ldg, p.v.row(b, 0), p.v.row_stride, T(0),
                                       dpw, ldw);

@@ -101,10 +101,10 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
           }
           T const* const entry_keys = keys.data() + b * kv_padded * p.d;
           if (chunked) {
-            attention_detail::attention_block_chunked(p, b, qrows.data(), rows, width, len, entry_keys, scores.data(),
+            attention_detail::attention_block_chunked(p, b, idx, qrows.data(), rows, width, len, entry_keys, scores.data(),
                                             orows.data(), m, inv);
           } else {
-            attention_detail::attention_block_tiled(p, b, qrows.data(), rows, width, len, entry_keys, scores.data(),
+            attention_detail::attention_block_tiled(p, b, idx, qrows.data(), rows, width, len, entry_keys, scores.data(),
                                           orows.data(), m, inv);
           }
         } else {
@@ -113,6 +113,7 @@ void attention_forward(attention_problem<T> const& p, attention_operand<T> const
           index_t const lds = attention_padded(width);
           attention_detail::attention_gemm<T>(false, true, rows, width, p.d, qa, lda, p.k.row(b, 0), p.k.row_stride, T(0),
                                     scores.data(), lds);
+          attention_detail::attention_mask_scores(p, b, idx, rows, 0, len, scores.data(), lds);
           attention_detail::attention_softmax_rows<T>(scores.data(), lds, rows, width, len, p.scale, m, inv);
           attention_detail::attention_gemm<T>(false, false, rows, p.dv, width, scores.data(), lds, p.v.row(b, 0),
                                     p.v.row_stride, T(0), out, ldo);

@@ -33,9 +33,9 @@ namespace attention_detail {
 /// row statistics (@p m, @p inv) are those of the whole row, as the
 /// backward pass needs them.
 template <class T>
-void attention_block_chunked(attention_problem<T> const& p, index_t b, T const* const* q, index_t rows,
-                             index_t width, index_t const* len, T const* keys, T* scores, T* const* out, T* m,
-                             T* inv) {
+void attention_block_chunked(attention_problem<T> const& p, index_t b, index_t const* idx, T const* const* q,
+                             index_t rows, index_t width, index_t const* len, T const* keys, T* scores, T* const* out,
+                             T* m, T* inv) {
 #if DIMTENSOR_HAS_SIMD
   if constexpr (std::is_same_v<T, float>) {
     float sum[attention_block_max], alpha[attention_block_max];
@@ -51,6 +51,7 @@ void attention_block_chunked(attention_problem<T> const& p, index_t b, T const* 
       index_t const lds = attention_padded(n);
       // The chunk's key panels start at key j0, a multiple of 16.
       attention_scores_tiled(q, rows, part, keys + j0 * p.d, n, p.d, scores, lds);
+      attention_mask_scores(p, b, idx, rows, j0, part, scores, lds);
       attention_online_rows(scores, lds, rows, n, part, p.scale, m, sum, alpha);
       for (index_t r = 0; r < rows; ++r) {
         if (alpha[r] != 1.0f) attention_scale_row(out[r], p.dv, alpha[r]);
@@ -70,7 +71,7 @@ void attention_block_chunked(attention_problem<T> const& p, index_t b, T const* 
     return;
   }
 #endif
-  (void)p, (void)b, (void)q, (void)rows, (void)width, (void)len, (void)keys, (void)scores, (void)out, (void)m,
+  (void)p, (void)b, (void)idx, (void)q, (void)rows, (void)width, (void)len, (void)keys, (void)scores, (void)out, (void)m,
       (void)inv;
 }
 

@@ -188,10 +188,11 @@ attention_plan plan_attention(attention_problem<T> const& p) {
   plan.chunked = attention_chunked<T>(p.kv, p.dv);
   plan.tiled = attention_tiles_fit<T>(p.dv);
   plan.backward_tiled = attention_backward_tiles_fit<T>(p.d, p.dv);
-  plan.backward_block = attention_block_rows(p.kv, plan.direct());
-  plan.block = !plan.chunked     ? plan.backward_block
-               : plan.direct() ? attention_chunked_block
-                               : attention_block;
+  // Causal rows in place have lengths that grow with the row: small
+  // blocks, as for lengths that differ.
+  bool const uniform = plan.direct() && !p.causal;
+  plan.backward_block = attention_block_rows(p.kv, uniform);
+  plan.block = !plan.chunked ? plan.backward_block : uniform ? attention_chunked_block : attention_block;
   return plan;
 }
 

@@ -96,6 +96,33 @@ void attention_scale_row(T* y, index_t n, T c) {
   for (index_t f = 0; f < n; ++f) y[f] *= c;
 }
 
+/// @brief The key masks and the additive mask of @p p on a block's raw
+/// scores (before the scale): row r (query idx[r] of entry @p b), keys
+/// @p j0 to j0 + @p len[r] at `s + r * ld`.  A masked key's score becomes
+/// attention_masked_score; the additive mask is added times the scale
+/// (the softmax divides by it).  Nothing when @p p masks no keys.
+template <class T>
+void attention_mask_scores(attention_problem<T> const& p, index_t b, index_t const* idx, index_t rows, index_t j0,
+                           index_t const* len, T* s, index_t ld) {
+  if (!p.masks_keys()) return;
+  T const masked = kernel::attention_masked_score<T>;
+  for (index_t r = 0; r < rows; ++r) {
+    T* const x = s + r * ld;
+    index_t const l = len[r];
+    if (p.bias.data != nullptr) {
+      T const* const a = p.bias.row(b, idx[r]) + j0;
+      T const scale = p.scale;
+      DIMTENSOR_SIMD
+      for (index_t j = 0; j < l; ++j) x[j] = a[j] <= masked ? masked : x[j] + a[j] * scale;
+    }
+    if (p.keep.data != nullptr) {
+      bool const* const k = p.keep.row(b, idx[r]) + j0;
+      DIMTENSOR_SIMD
+      for (index_t j = 0; j < l; ++j) x[j] = k[j] ? x[j] : masked;
+    }
+  }
+}
+
 /// exp for the kernels: the branch-free float one, std::exp otherwise.
 template <class T>
 inline T attention_exp(T x) {

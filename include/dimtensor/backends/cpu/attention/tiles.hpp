@@ -331,18 +331,19 @@ std::vector<T> attention_pack_entries(attention_operand<T const> const& x, index
 /// (leading dim: width rounded up to 16), the softmax rows, and the output
 /// rows (row r at out[r]) from entry b's values.
 template <class T>
-void attention_block_tiled(attention_problem<T> const& p, index_t b, T const* const* q, index_t rows, index_t width,
-                           index_t const* len, T const* keys, T* scores, T* const* out, T* m, T* inv) {
+void attention_block_tiled(attention_problem<T> const& p, index_t b, index_t const* idx, T const* const* q, index_t rows,
+                           index_t width, index_t const* len, T const* keys, T* scores, T* const* out, T* m, T* inv) {
 #if DIMTENSOR_HAS_SIMD
   if constexpr (std::is_same_v<T, float>) {
     index_t const lds = attention_padded(width);
     attention_scores_tiled(q, rows, len, keys, width, p.d, scores, lds);
+    attention_mask_scores(p, b, idx, rows, 0, len, scores, lds);
     attention_softmax_rows<T>(scores, lds, rows, width, len, p.scale, m, inv);
     attention_values_tiled(scores, lds, false, rows, width, len, p.v.row(b, 0), p.v.row_stride, p.dv, inv, out, false);
     return;
   }
 #endif
-  (void)p, (void)b, (void)q, (void)rows, (void)width, (void)len, (void)keys, (void)scores, (void)out, (void)m,
+  (void)p, (void)b, (void)idx, (void)q, (void)rows, (void)width, (void)len, (void)keys, (void)scores, (void)out, (void)m,
       (void)inv;
 }
 
