@@ -181,25 +181,6 @@ inline nn::checkpoint_schema marian_schema() {
   };
 }
 
-/// @brief Marian's positions (`MarianSinusoidalPositionalEmbedding`): row
-/// p, feature j of @p features has p / 10000^(2 ⌊j/2⌋ / features); the
-/// even j's sines fill the first half, the odd j's cosines the second,
-/// computed in double and rounded to float, as `transformers` does.
-template <class T, class Backend>
-basic_tensor<Backend, T, nn::Positions, Hidden> marian_positions(index_t rows, index_t features) {
-  basic_tensor<cpu, T, nn::Positions, Hidden> host(typename basic_tensor<cpu, T, nn::Positions, Hidden>::extents_type{rows, features});
-  index_t const half = (features + 1) / 2;
-  for (index_t p = 0; p < rows; ++p) {
-    for (index_t j = 0; j < features; ++j) {
-      double const angle =
-          static_cast<double>(p) / std::pow(10000.0, 2.0 * static_cast<double>(j / 2) / static_cast<double>(features));
-      index_t const col = j % 2 == 0 ? j / 2 : half + j / 2;
-      host.data()[p * features + col] = static_cast<T>(static_cast<float>(j % 2 == 0 ? std::sin(angle) : std::cos(angle)));
-    }
-  }
-  return dimtensor::to<Backend>(host);
-}
-
 /// @brief A Marian decoder layer: masked self-attention and add & norm,
 /// attention over the encoder's states and add & norm, the FFN and add &
 /// norm (post-LN).  Members `attention`, `addnorm1`, `cross_attention`,
@@ -326,7 +307,9 @@ class marian : public nn::module<marian<BatchDim, SrcDim, TgtDim, T, Backend>> {
   BOOST_HANA_DEFINE_STRUCT(marian, (nn::embedding<Vocab, Hidden, T, Backend>, shared),
                            (marian_encoder<SrcDim, T, Backend>, encoder),
                            (marian_decoder<TgtDim, SrcDim, T, Backend>, decoder),
-                           (basic_tensor<Backend, T, BiasRow, Vocab>, final_logits_bias), (nn::dropout, dropout));
+                           (basic_tensor<Backend, T, BiasRow, Vocab>, final_logits_bias),
+                           (nn::positional_encoding<SrcDim, Hidden, T, Backend>, encoder_positions),
+                           (nn::positional_encoding<TgtDim, Hidden, T, Backend>, decoder_positions));
 
   /// A model of config @p c, its parameters drawn from @p gen.
   explicit marian(marian_config const& c, generator& gen = default_generator())
@@ -334,9 +317,9 @@ class marian : public nn::module<marian<BatchDim, SrcDim, TgtDim, T, Backend>> {
         encoder(c, gen),
         decoder(c, gen),
         final_logits_bias(dimtensor::to<Backend>(zeros<T>(BiasRow(1), Vocab(c.vocab_size)))),
-        dropout(c.dropout),
+        encoder_positions(Hidden(c.d_model), c.dropout, positions_of(c)),
+        decoder_positions(Hidden(c.d_model), c.dropout, positions_of(c)),
         config_(c),
-        positions_(marian_positions<T, Backend>(c.max_position_embeddings, c.d_model)),
         scale_(c.scale_embedding ? static_cast<T>(std::sqrt(static_cast<double>(c.d_model))) : T(1)) {}
 
   /// @brief The model of the checkpoint folder @p folder (its
@@ -354,8 +337,7 @@ class marian : public nn::module<marian<BatchDim, SrcDim, TgtDim, T, Backend>> {
 
   /// The encoder's states of @p src, each source attending within its first @p lens tokens.
   memory_type encode(source_type const& src, lengths_type const& lens) {
-    index_t const n = src.template extent<SrcDim>();
-    memory_type x = dropout(shared(src) * scale_ + rename<nn::Positions, SrcDim>(slice<nn::Positions>(positions_, 0, rows(n, 0))));
+    memory_type x = encoder_positions(shared(src) * scale_);
     for (auto& blk : encoder.blks) x = memory_type(blk(x, lens));
     return x;
   }
@@ -367,7 +349,6 @@ class marian : public nn::module<marian<BatchDim, SrcDim, TgtDim, T, Backend>> {
                                                            lengths_type const& lens, cache& c) {
     index_t const n = tgt.template extent<TgtDim>();
     index_t const first = c.steps;
-    (void)rows(n, first);
     if (c.memory_keys.empty()) {
       for (auto& layer : decoder.blks) {
         c.memory_keys.push_back(memory_heads(layer.cross_attention.key_heads(memory)));
@@ -379,8 +360,7 @@ class marian : public nn::module<marian<BatchDim, SrcDim, TgtDim, T, Backend>> {
     // each new step's keys: every earlier step and its own (the last query the last key)
     auto const masks = causal<TgtDim>(masking_of<nn::SelfKeys>());
     using hidden_t = basic_tensor<Backend, T, BatchDim, TgtDim, Hidden>;
-    hidden_t y = dropout(shared(tgt) * scale_ +
-                         rename<nn::Positions, TgtDim>(slice<nn::Positions>(positions_, first, first + n)));
+    hidden_t y = decoder_positions(shared(tgt) * scale_, first);
     for (std::size_t i = 0; i < decoder.blks.size(); ++i) {
       y = hidden_t(decoder.blks[i].step(y, c.keys[i], c.values[i], c.memory_keys[i], c.memory_values[i], masks, lens));
     }
@@ -399,17 +379,11 @@ class marian : public nn::module<marian<BatchDim, SrcDim, TgtDim, T, Backend>> {
 
  private:
   marian_config config_;
-  basic_tensor<Backend, T, nn::Positions, Hidden> positions_;
   T scale_;
 
-  // The end of the rows from @p first for @p n steps; value_error past the table.
-  index_t rows(index_t n, index_t first) const {
-    index_t const table = positions_.template extent<nn::Positions>();
-    if (first < 0 || n > table - first) {
-      throw value_error("marian: " + std::to_string(first + n) + " positions but " + std::to_string(table) +
-                        " (max_position_embeddings)");
-    }
-    return first + n;
+  // Marian's positions: transformers' sinusoidal table, sines then cosines.
+  static nn::positional_options positions_of(marian_config const& c) {
+    return {.layout = nn::positional_layout::halves, .max_len = c.max_position_embeddings};
   }
 };
 

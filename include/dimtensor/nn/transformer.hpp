@@ -119,9 +119,32 @@ DIMTENSOR_DIM(SelfKeys);
 /// The rows of the positional-encoding table.
 DIMTENSOR_DIM(Positions);
 
+/// @brief How `positional_encoding` lays out the sines and cosines of its
+/// table: for position i and frequency j, the angle i / 10000^(2j/d).
+enum class positional_layout {
+  /// d2l's: P[i, 2j] the sine, P[i, 2j+1] the cosine, computed in T step
+  /// by step as d2l computes them in float32.
+  interleaved,
+  /// `transformers`' sinusoidal embeddings (Marian's, …): the sines in the
+  /// first half of the features, the cosines in the second, computed in
+  /// double and rounded to float, as `transformers` does.
+  halves,
+};
+
+/// @brief Options of `positional_encoding`, by name.
+struct positional_options {
+  /// The table's layout.
+  positional_layout layout = positional_layout::interleaved;
+  /// The table's rows: the longest sequence it takes.
+  index_t max_len = 1000;
+};
+
 /// @brief d2l's `PositionalEncoding(num_hiddens, dropout, max_len)`:
 /// X + P[offset : offset + steps] through dropout, P[i, 2j] = sin(i /
-/// 10000^(2j/d)), P[i, 2j+1] = cos(the same).
+/// 10000^(2j/d)), P[i, 2j+1] = cos(the same); or, with
+/// `positional_options{.layout = positional_layout::halves}`, the
+/// sinusoidal embeddings of `transformers`' models (sines, then cosines).
+/// Learned positions are an `nn::embedding` (BERT's and GPT-2's).
 ///
 /// The table `P` [Positions, Hidden] is a buffer, not a parameter (it is
 /// not in the reflected members).  `offset` is the position of x's first
@@ -140,7 +163,10 @@ class positional_encoding : public module<positional_encoding<Steps, Hidden, T, 
 
   /// d2l's table of @p max_len rows, computed in T as d2l computes it in float32.
   positional_encoding(Hidden num_hiddens, double p, index_t max_len = 1000)
-      : dropout(p), P(make_table(num_hiddens, max_len)) {}
+      : positional_encoding(num_hiddens, p, positional_options{.max_len = max_len}) {}
+  /// The table of options @p o (layout, rows).
+  positional_encoding(Hidden num_hiddens, double p, positional_options const& o)
+      : dropout(p), P(make_table(num_hiddens, o)) {}
 
   /// The table, [Positions, Hidden].
   table_type const& table() const noexcept { return P; }
@@ -173,13 +199,26 @@ class positional_encoding : public module<positional_encoding<Steps, Hidden, T, 
  private:
   table_type P;
 
-  static table_type make_table(Hidden num_hiddens, index_t max_len) {
+  static table_type make_table(Hidden num_hiddens, positional_options const& o) {
     index_t const d = num_hiddens.value;
+    index_t const max_len = o.max_len;
     if (d <= 0 || max_len <= 0) {
       throw value_error("positional_encoding: num_hiddens and max_len must be positive, got " + std::to_string(d) +
                         " and " + std::to_string(max_len));
     }
     basic_tensor<cpu, T, Positions, Hidden> host(typename basic_tensor<cpu, T, Positions, Hidden>::extents_type{max_len, d});
+    if (o.layout == positional_layout::halves) {
+      index_t const half = (d + 1) / 2;
+      for (index_t i = 0; i < max_len; ++i) {
+        for (index_t j = 0; j < d; ++j) {
+          double const angle =
+              static_cast<double>(i) / std::pow(10000.0, 2.0 * static_cast<double>(j / 2) / static_cast<double>(d));
+          index_t const col = j % 2 == 0 ? j / 2 : half + j / 2;
+          host.data()[i * d + col] = static_cast<T>(static_cast<float>(j % 2 == 0 ? std::sin(angle) : std::cos(angle)));
+        }
+      }
+      return to<Backend>(host);
+    }
     for (index_t i = 0; i < max_len; ++i) {
       for (index_t j = 0; j < d; j += 2) {
         // torch.arange(max_len) / torch.pow(10000, torch.arange(0, d, 2) / d), each step in T.

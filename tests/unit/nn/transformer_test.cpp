@@ -58,6 +58,23 @@ TEST_CASE("positional_encoding: d2l's table, added from an offset", "[nn][transf
   CHECK(nn::parameter_names(pe).empty());  // the table is a buffer
 }
 
+TEST_CASE("positional_encoding: transformers' sinusoidal table, sines then cosines", "[nn][transformer]") {
+  nn::positional_encoding<DecSteps, Hidden, double> pe(Hidden(6), 0.0,
+                                                       {.layout = nn::positional_layout::halves, .max_len = 20});
+  auto const& P = pe.table();
+  REQUIRE(P.extents() == std::array<dt::index_t, 2>{20, 6});
+  for (dt::index_t i : {0, 1, 7, 19}) {
+    for (dt::index_t j = 0; j < 3; ++j) {
+      double const angle = static_cast<double>(i) / std::pow(10000.0, 2.0 * static_cast<double>(j) / 6.0);
+      // computed in double, rounded to float (transformers' float32 table)
+      CHECK(P(nn::Positions(i), Hidden(j)) == static_cast<double>(static_cast<float>(std::sin(angle))));
+      CHECK(P(nn::Positions(i), Hidden(3 + j)) == static_cast<double>(static_cast<float>(std::cos(angle))));
+    }
+  }
+  CHECK_THROWS_WITH(pe(dt::zeros<double>(Batch(1), DecSteps(21), Hidden(6))),
+                    Catch::Contains("positions 0 to 21 past the table's 20 rows"));
+}
+
 TEST_CASE("add_norm: ln(dropout(y) + x), d2l's keys", "[nn][transformer]") {
   nn::add_norm<Hidden, double> an(Hidden(4), 0.5);
   an.eval();
