@@ -4,10 +4,12 @@
 /// (extents and strides of rank at most `max_rank`), `positions` (dims of
 /// a layout by place), `padded_extents`, and `lines`, a row-major tensor
 /// around one dim as [outer, n, inner] (softmax, the reductions along a
-/// dim, masking, their gradients).
+/// dim, masking, their gradients), and `entry_offsets` (each batch entry's
+/// offset, as the attention kernels read their operands).
 
 #include <array>
 #include <cstddef>
+#include <vector>
 
 #include <dimtensor/config.hpp>
 
@@ -72,6 +74,26 @@ constexpr lines lines_along(std::array<index_t, R> const& ext) {
   for (std::size_t k = 0; k < I; ++k) s.outer *= ext[k];
   for (std::size_t k = I + 1; k < R; ++k) s.inner *= ext[k];
   return s;
+}
+
+/// Each batch entry's offset in a layout @p l whose batch dims sit at
+/// @p batch (outermost first), the entries in row-major order of those dims
+/// (a dim of stride 0 repeats its entries' offsets: a broadcast operand).
+inline std::vector<index_t> entry_offsets(layout const& l, positions const& batch) {
+  index_t count = 1;
+  for (std::size_t i = 0; i < batch.size; ++i) count *= l.ext[batch.at[i]];
+  std::vector<index_t> off(static_cast<std::size_t>(count));
+  std::array<index_t, max_rank> idx{};
+  for (index_t b = 0; b < count; ++b) {
+    index_t o = 0;
+    for (std::size_t i = 0; i < batch.size; ++i) o += idx[i] * l.str[batch.at[i]];
+    off[static_cast<std::size_t>(b)] = o;
+    for (std::size_t i = batch.size; i-- > 0;) {
+      if (++idx[i] < l.ext[batch.at[i]]) break;
+      idx[i] = 0;
+    }
+  }
+  return off;
 }
 
 }  // namespace dimtensor::kernel

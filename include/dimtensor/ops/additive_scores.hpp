@@ -80,8 +80,8 @@ class additive_scores_node final : public autograd::node {
     for (auto const* s : {&q_, &k_, &w_}) {
       if (s->state) inputs.push_back(s->state);
     }
-    off_q_ = attention_offsets(q_.layout, q_.batch);
-    off_k_ = attention_offsets(k_.layout, k_.batch);
+    off_q_ = kernel::entry_offsets(q_.layout, q_.batch);
+    off_k_ = kernel::entry_offsets(k_.layout, k_.batch);
     p_.q = attention_view(q_, q_.data, off_q_);
     p_.k = attention_view(k_, k_.data, off_k_);
     p_.w = w_.data;
@@ -114,8 +114,8 @@ std::shared_ptr<autograd::node> additive_scores_run(attention_side<T> q, attenti
   q = attention_dense_features<B>(std::move(q));
   k = attention_dense_features<B>(std::move(k));
   w = attention_dense_features<B>(std::move(w));
-  auto const off_q = attention_offsets(q.layout, q.batch);
-  auto const off_k = attention_offsets(k.layout, k.batch);
+  auto const off_q = kernel::entry_offsets(q.layout, q.batch);
+  auto const off_k = kernel::entry_offsets(k.layout, k.batch);
   kernel::additive_problem<T> p;
   p.batch = static_cast<index_t>(off_q.size());
   p.queries = q.layout.ext[q.row];

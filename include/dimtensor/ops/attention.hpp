@@ -92,25 +92,6 @@ struct attention_side {
   std::shared_ptr<autograd::tensor_state> state;
 };
 
-/// Each batch entry's offset in a layout @p l whose batch dims sit at
-/// @p batch (outermost first), the entries in row-major order of those dims.
-inline std::vector<index_t> attention_offsets(kernel::layout const& l, kernel::positions const& batch) {
-  index_t count = 1;
-  for (std::size_t i = 0; i < batch.size; ++i) count *= l.ext[batch.at[i]];
-  std::vector<index_t> off(static_cast<std::size_t>(count));
-  std::array<index_t, kernel::max_rank> idx{};
-  for (index_t b = 0; b < count; ++b) {
-    index_t o = 0;
-    for (std::size_t i = 0; i < batch.size; ++i) o += idx[i] * l.str[batch.at[i]];
-    off[static_cast<std::size_t>(b)] = o;
-    for (std::size_t i = batch.size; i-- > 0;) {
-      if (++idx[i] < l.ext[batch.at[i]]) break;
-      idx[i] = 0;
-    }
-  }
-  return off;
-}
-
 /// The operand @p s with its features contiguous (what the kernels read
 /// along): itself, or a dense row-major copy of it (dims in their order).
 template <class B, class T>
@@ -146,7 +127,7 @@ struct attention_gradient {
   attention_gradient(attention_side<T> const& s, bool zeroed)
       : layout(dense_layout(s.layout)),
         buffer(std::make_shared<typename B::template storage<T>>(size())),
-        off(attention_offsets(layout, s.batch)) {
+        off(kernel::entry_offsets(layout, s.batch)) {
     if (zeroed) backend_fill(B{}, buffer->data(), size(), T(0));
   }
   /// Its elements.
@@ -208,9 +189,9 @@ class attention_node final : public autograd::node {
     for (auto const* s : {&q_, &k_, &v_}) {
       if (s->state) inputs.push_back(s->state);
     }
-    off_q_ = attention_offsets(q_.layout, q_.batch);
-    off_k_ = attention_offsets(k_.layout, k_.batch);
-    off_v_ = attention_offsets(v_.layout, v_.batch);
+    off_q_ = kernel::entry_offsets(q_.layout, q_.batch);
+    off_k_ = kernel::entry_offsets(k_.layout, k_.batch);
+    off_v_ = kernel::entry_offsets(v_.layout, v_.batch);
     p_.q = attention_view(q_, q_.data, off_q_);
     p_.k = attention_view(k_, k_.data, off_k_);
     p_.v = attention_view(v_, v_.data, off_v_);
@@ -219,7 +200,7 @@ class attention_node final : public autograd::node {
   void backward(autograd::tensor_state const& out) override {
     T const* const g = static_cast<T const*>(out.grad_data);
     kernel::layout const gl = dense_layout(out_);
-    auto const g_off = attention_offsets(gl, out_batch_);
+    auto const g_off = kernel::entry_offsets(gl, out_batch_);
     attention_gradient<B, T> dq(q_, false), dk(k_, true), dv(v_, true);  // dk, dv: a kernel may add into them
     T const* const stats = stats_->data();
     backend_attention_backward(B{}, p_, stats, stats + p_.batch * p_.queries,
@@ -256,10 +237,10 @@ std::shared_ptr<autograd::node> attention_run(attention_side<T> q, attention_sid
   q = attention_dense_features<B>(std::move(q));
   k = attention_dense_features<B>(std::move(k));
   v = attention_dense_features<B>(std::move(v));
-  auto const off_q = attention_offsets(q.layout, q.batch);
-  auto const off_k = attention_offsets(k.layout, k.batch);
-  auto const off_v = attention_offsets(v.layout, v.batch);
-  auto const off_o = attention_offsets(lo, out_batch);
+  auto const off_q = kernel::entry_offsets(q.layout, q.batch);
+  auto const off_k = kernel::entry_offsets(k.layout, k.batch);
+  auto const off_v = kernel::entry_offsets(v.layout, v.batch);
+  auto const off_o = kernel::entry_offsets(lo, out_batch);
   kernel::attention_problem<T> p;
   p.batch = static_cast<index_t>(off_q.size());
   p.queries = q.layout.ext[q.row];

@@ -26,6 +26,7 @@
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/kernel/attention.hpp>
+#include <dimtensor/kernel/layout.hpp>
 #include <dimtensor/ops/contract.hpp>
 #include <dimtensor/ops/masking.hpp>
 #include <dimtensor/ops/sequence_mask.hpp>
@@ -160,28 +161,23 @@ auto mask_operand(std::array<index_t, R> const& sext, M const& mask) {
   using P = typename M::value_type;
   using MS = typename M::specs;
   auto const m = mask.contiguous();
+  // The batch dims as a layout of their own: the scores' extents, the
+  // mask's strides (0 along a dim it lacks).
   constexpr auto batch_in_s = positions_in<S, Batch>::value;
   constexpr std::size_t nb = batch_in_s.size();
-  std::array<index_t, nb + 1> stride{};
+  kernel::layout batch;
+  batch.rank = nb;
+  kernel::positions in_order;
+  in_order.size = nb;
   boost::mp11::mp_for_each<boost::mp11::mp_iota_c<nb>>([&](auto I) {
     using D = boost::mp11::mp_at_c<Batch, I>;
-    if constexpr (contains_v<D, MS>) stride[I] = m.strides()[index_of_v<D, MS>];
+    batch.ext[I] = sext[batch_in_s[I]];
+    if constexpr (contains_v<D, MS>) batch.str[I] = m.strides()[index_of_v<D, MS>];
+    in_order.at[I] = I;
   });
   index_t row_stride = 0;
   if constexpr (contains_v<Queries, MS>) row_stride = m.strides()[index_of_v<Queries, MS>];
-  index_t count = 1;
-  for (std::size_t i = 0; i < nb; ++i) count *= sext[batch_in_s[i]];
-  kept_mask_operand<P> out{m.storage(), std::vector<index_t>(static_cast<std::size_t>(count)), {}};
-  std::array<index_t, nb + 1> idx{};
-  for (index_t b = 0; b < count; ++b) {
-    index_t o = 0;
-    for (std::size_t i = 0; i < nb; ++i) o += idx[i] * stride[i];
-    out.off[static_cast<std::size_t>(b)] = o;
-    for (std::size_t i = nb; i-- > 0;) {
-      if (++idx[i] < sext[batch_in_s[i]]) break;
-      idx[i] = 0;
-    }
-  }
+  kept_mask_operand<P> out{m.storage(), kernel::entry_offsets(batch, in_order), {}};
   out.view = {m.data(), out.off.data(), row_stride};
   return out;
 }
