@@ -17,9 +17,9 @@
 //
 // DIMTENSOR_BENCH_INPUTS=DIR writes, before timing, each case's inputs and
 // weights (DIR/<case>/: the parameters as <key>.npy under params/, X, lens,
-// G) and dimtensor's results (out, the loss sum(out * G) and the gradients of
-// the first and the last block's ffn.dense1.weight; for the activations y and
-// dx), so that the peer checks it computes the same before it times anything.
+// G) and dimtensor's results (out, the loss sum(out * G) and the gradient of
+// every block's ffn.dense1.weight; for the activations y and dx), so that
+// the peer checks it computes the same before it times anything.
 //
 // DIMTENSOR_BENCH_MODELS=small limits the encoders to the small one (the
 // bert-base cases take seconds per iteration on one thread).
@@ -183,8 +183,9 @@ void write_encoder(std::filesystem::path const& dir, encoder_case& c) {
   dt::save_npy(dir / "G.npy", c.g);
   dt::save_npy(dir / "out.npy", c.forward());
   dt::save_npy(dir / "loss.npy", c.forward_backward());
-  dt::save_npy(dir / "grad_dense1.npy", c.net.blks.at(0).ffn.dense1.weight.grad());
-  dt::save_npy(dir / "grad_last_dense1.npy", c.net.blks.at(c.net.blks.size() - 1).ffn.dense1.weight.grad());
+  for (std::size_t i = 0; i < c.net.blks.size(); ++i) {
+    dt::save_npy(dir / ("grad_dense1_" + std::to_string(i) + ".npy"), c.net.blks.at(i).ffn.dense1.weight.grad());
+  }
 }
 
 template <int Which>

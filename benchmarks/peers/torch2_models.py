@@ -5,10 +5,11 @@ Reads what bench_model_bench wrote (DIMTENSOR_BENCH_INPUTS): each encoder's
 weights, tokens, valid lengths and weighting G, and dimtensor's output, loss
 and one gradient; the activations' input, gradient and dimtensor's results.
 Each case first checks that PyTorch computes the same (the output, the loss
-and the gradients of the first and last blocks' ffn.dense1.weight within 1e-4
-of their scale; where float rounding alone moves a gradient by more than
-that, dimtensor's float gradient may differ from PyTorch's float64 one, in
-norm, by at most 1.5 times PyTorch's float one), then times:
+and the gradients of every block's ffn.dense1.weight within 1e-4 of their
+scale; where float rounding alone moves a gradient by more than that,
+dimtensor's float gradients may differ from PyTorch's float64 ones, in norm
+over the blocks together, by at most 1.5 times PyTorch's float ones), then
+times:
 
   d2l_<enc>_fwd / _fwdbwd      d2l's TransformerEncoder (d2l/torch.py, as
                                tests/parity/goldens_transformer.py copies it),
@@ -95,7 +96,6 @@ def encoder_cases(Encoder, folder, name, config, args, result):
     G = torch.from_numpy(np.load(os.path.join(d, "G.npy")))
     out_dt = torch.from_numpy(np.load(os.path.join(d, "out.npy")))
     loss_dt = float(np.load(os.path.join(d, "loss.npy")))
-    grad_dt = torch.from_numpy(np.load(os.path.join(d, "grad_dense1.npy")))
     net = Encoder(1000, hidden, hidden, hidden, hidden, [hidden], hidden, ffn, heads, layers, 0.0)
     net.load_state_dict(load_params(os.path.join(d, "params")), strict=True)
     valid = torch.arange(X.shape[1])[None, :] < lens[:, None]
@@ -123,46 +123,49 @@ def encoder_cases(Encoder, folder, name, config, args, result):
     checks["d2l_out"] = float((out - out_dt).abs().max()) / scale_of(out_dt)
     loss = fwdbwd(net, list(net.parameters()))()
     checks["d2l_loss"] = abs(float(loss) - loss_dt) / max(1.0, abs(loss_dt))
-    last = layers - 1
-    grad_last_dt = torch.from_numpy(np.load(os.path.join(d, "grad_last_dense1.npy")))
-    grads = {"d2l_grad": (net.blks.block0.ffn.dense1.weight.grad, grad_dt, "block0"),
-             "d2l_grad_last": (getattr(net.blks, "block%d" % last).ffn.dense1.weight.grad, grad_last_dt,
-                               "block%d" % last)}
-    for key, (torch_grad, dt_grad, _) in grads.items():
-        checks[key] = float((torch_grad - dt_grad).abs().max()) / scale_of(dt_grad)
-    if any(checks[key] > 1e-4 for key in grads) and args.only:
+    # Every block's ffn.dense1.weight: PyTorch's float gradients and dimtensor's.
+    grads = [(getattr(net.blks, "block%d" % i).ffn.dense1.weight.grad,
+              torch.from_numpy(np.load(os.path.join(d, "grad_dense1_%d.npy" % i)))) for i in range(layers)]
+    checks["d2l_grads"] = max(float((t - g).abs().max()) / scale_of(g) for t, g in grads)
+    if checks["d2l_grads"] > 1e-4 and args.only:
         # A profile's run (--only): the timing runs made the float64
         # comparison below, which would be most of this process's profile.
-        for key in grads:
-            limits[key] = math.inf
-    elif any(checks[key] > 1e-4 for key in grads):
+        limits["d2l_grads"] = math.inf
+    elif checks["d2l_grads"] > 1e-4:
         # In a deep stack float rounding alone moves the gradients by more
-        # than 1e-4 (at bert-base size PyTorch's own float gradients differ
-        # from its float64 ones by about 1e-2 at their worst element).  Then
-        # the check is against float64: dimtensor's float gradient may be off
-        # by no more than 1.5 times what PyTorch's float gradient is, in norm
-        # (|g - g64| / |g64|).  The worst element's error, reported beside it,
-        # is an extreme of 2.4 million roundings: changing only where one
-        # bias is added moved dimtensor's from 1.26 to 1.52 times PyTorch's,
-        # and its norm error from 1.19 to 1.30 times.
+        # than 1e-4: at bert-base size both libraries' float gradients are
+        # about 1e-3 from the float64 ones in norm, 300-500 times their
+        # outputs' error, while the outputs agree with float64 to 2e-6.
+        # The gradients pass back through ReLU, whose derivative jumps at 0:
+        # where the forward's rounding moves an input across 0, a whole term
+        # changes (with GELU in ReLU's place, PyTorch's float gradients of the
+        # same model are within 3e-6 of float64's).  Then the check is against float64, over every
+        # block's gradient together: dimtensor's float gradients may be off
+        # by no more than 1.5 times what PyTorch's are, in norm
+        # (|g - g64| / |g64| over the blocks' gradients stacked).  One
+        # block's ratio is reported beside it, not checked: PyTorch's own
+        # error in one block moves by a third between thread counts.
         exact = Encoder(1000, hidden, hidden, hidden, hidden, [hidden], hidden, ffn, heads, layers, 0.0)
         exact.load_state_dict(load_params(os.path.join(d, "params")), strict=True)
         exact = exact.double()
         exact.train()
         (exact(X, lens) * G.double()).sum().backward()
-        for key, (torch_grad, dt_grad, block) in grads.items():
-            g64 = getattr(exact.blks, block).ffn.dense1.weight.grad
-            s64 = scale_of(g64)
-            n64 = float(g64.norm())
-            torch_key = "torch_" + key[len("d2l_"):]
-            del checks[key]
-            for t, g in ((torch_key, torch_grad.double()), (key, dt_grad.double())):
-                checks[t + "_vs_f64_max"] = float((g - g64).abs().max()) / s64
-                limits[t + "_vs_f64_max"] = math.inf  # reported, not checked
-                checks[t + "_vs_f64_norm"] = float((g - g64).norm()) / n64
-            limits[torch_key + "_vs_f64_norm"] = math.inf
-            limits[key + "_vs_f64_norm"] = max(1e-4, 1.5 * checks[torch_key + "_vs_f64_norm"])
+        g64 = [getattr(exact.blks, "block%d" % i).ffn.dense1.weight.grad for i in range(layers)]
         del exact
+        n64 = math.sqrt(sum(float(g.norm()) ** 2 for g in g64))
+        s64 = max(scale_of(g) for g in g64)
+        for key, which in (("torch_grads", 0), ("d2l_grads", 1)):
+            diffs = [pair[which].double() - g for pair, g in zip(grads, g64)]
+            checks[key + "_vs_f64_norm"] = math.sqrt(sum(float(e.norm()) ** 2 for e in diffs)) / n64
+            checks[key + "_vs_f64_max"] = max(float(e.abs().max()) for e in diffs) / s64
+            limits[key + "_vs_f64_max"] = math.inf  # reported, not checked
+        limits["torch_grads_vs_f64_norm"] = math.inf
+        limits["d2l_grads_vs_f64_norm"] = max(1e-4, 1.5 * checks["torch_grads_vs_f64_norm"])
+        ratios = [float((g_dt.double() - g).norm()) / float((g_t.double() - g).norm())
+                  for (g_t, g_dt), g in zip(grads, g64)]
+        checks["d2l_grads_vs_f64_worst_block"] = max(ratios)
+        limits["d2l_grads_vs_f64_worst_block"] = math.inf  # reported, not checked
+        del checks["d2l_grads"]
 
     enc, nn_forward = nn_encoder(net, hidden, ffn, heads, layers)
     pad = ~valid
