@@ -20,6 +20,7 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -139,8 +140,9 @@ def svg_plot(path, sweep):
         f.write("\n".join(parts) + "\n")
 
 
-def model_bench_times(bench, threads, min_time, inputs, which):
+def model_bench_times(bench, threads, min_time, inputs, which, extra_env=None):
     env = {"DIMTENSOR_BENCH_THREADS": str(threads), "DIMTENSOR_BENCH_MODELS": which}
+    env.update(extra_env or {})
     if inputs:
         env["DIMTENSOR_BENCH_INPUTS"] = inputs
     out = os.path.join(tempfile.mkdtemp(prefix="dimtensor-models-"), "bench.json")
@@ -252,6 +254,74 @@ def translation_section(args, threads, w):
     w("Checks: " + "; ".join("%s: %s" % (k, ", ".join("%s %s" % (a, ("%.1e" % b) if isinstance(b, float) else b)
                                                   for a, b in v.items()))
                              for k, v in peers[(threads[0], "default")]["checks"].items()) + ".")
+    errors = sorted(set(e for p in peers.values() for e in p["errors"]))
+    if errors:
+        w("")
+        w("Reported by the peer: " + "; ".join(errors) + ".")
+    w("")
+    return pairs
+
+
+HF_PEER = os.path.join(ROOT, "benchmarks", "peers", "torch2_hf.py")
+
+
+def hf_section(args, threads, w):
+    """Runs the transformers models' cases (BERT, GPT-2 decoding) and writes their section; returns the targets'
+    pairs."""
+    models = tempfile.mkdtemp(prefix="dimtensor-hf-models-")
+    inputs = tempfile.mkdtemp(prefix="dimtensor-hf-")
+    print("transformers models: writing them", file=sys.stderr)
+    run([args.python, HF_PEER, "--make", models])
+    mine, native, peers = {}, {}, {}
+    for t in threads:
+        env = {"DIMTENSOR_BENCH_HF": models}
+        print("threads %d: dimtensor transformers models (default build)" % t, file=sys.stderr)
+        mine[t] = model_bench_times(args.hf_bench, t, args.min_time, inputs if t == threads[0] else None, "all",
+                                    env)[1]
+        if args.hf_bench_native:
+            print("threads %d: dimtensor transformers models (-march=native)" % t, file=sys.stderr)
+            native[t] = model_bench_times(args.hf_bench_native, t, args.min_time, None, "all", env)[1]
+        for allocator in ("default", "jemalloc"):
+            print("threads %d: transformers (%s allocator)" % (t, allocator), file=sys.stderr)
+            peers[(t, allocator)] = json.loads(run(
+                [args.python, HF_PEER, "--models", models, "--inputs", inputs, "--threads", str(t), "--min-time",
+                 str(args.min_time)], {"LD_PRELOAD": JEMALLOC} if allocator == "jemalloc" else {}))
+    shutil.rmtree(models)
+    info = peers[(threads[0], "default")]
+    w("## Whole models from transformers: BERT and GPT-2")
+    w("")
+    w("bench_hf_models_bench against benchmarks/peers/torch2_hf.py (transformers %s): `models::bert` and "
+      "`models::gpt2` against `BertModel` and `GPT2LMHeadModel`, both loaded from the same checkpoints, which "
+      "transformers wrote (`save_pretrained` of its own initialization; `torch2_hf.py --make`).  BERT at bert-base "
+      "size (vocabulary 30,522, hidden 768, 12 layers, 12 heads, intermediate 3072, GELU, dropout 0), batch 32 × 128 "
+      "with an `attention_mask` of lengths drawn in [65, 128]; forward in eval mode without recording, forward + "
+      "backward of sum(last_hidden_state * G).  GPT-2 at gpt2 size (vocabulary 50,257, 768 hidden, 12 layers): "
+      "greedy decoding of 32 new tokens after a prompt of 32, batch 1, with the cache of keys and values on both "
+      "sides (`generate(do_sample=False)`); the time per token is the call's over 32.  transformers runs its "
+      "default attention (`sdpa`).  Before timing, the peer checks the last hidden state, the loss and the "
+      "gradients of the first and the last layer's `intermediate.dense.weight` (1e-4 of their scale; GELU has no "
+      "jump, so no float64 reference is needed) and that both decode the same 32 tokens." % info["transformers"])
+    w("")
+    w("| model | threads | dimtensor ms | native ms | transformers ms | ratio | jemalloc ms | ratio |")
+    w("|---|---|---|---|---|---|---|---|")
+    pairs = {}
+    for case, label, per in (("bert_base_fwd", "BERT forward", 1), ("bert_base_fwdbwd", "BERT forward + backward", 1),
+                             ("gpt2_greedy", "GPT-2 greedy decoding, per token", 32)):
+        for t in threads:
+            m = mine[t].get("dimtensor/" + case)
+            n = native.get(t, {}).get("dimtensor/" + case)
+            m, n = (x / per if x else None for x in (m, n))
+            row = "| %s | %d | %s | %s |" % (label, t, fmt_ms(m), fmt_ms(n))
+            for allocator in ("default", "jemalloc"):
+                p = peers[(t, allocator)]["cases"].get(case, {}).get("ms")
+                p = p / per if p else None
+                row += " %s | %s |" % (fmt_ms(p), ratio(p, m))
+                pairs.setdefault(case, []).append(("%dT %s" % (t, allocator), p / m if p and m else None))
+            w(row)
+    w("")
+    w("Checks: " + "; ".join("%s: %s" % (k, ", ".join("%s %s" % (a, ("%.1e" % b) if isinstance(b, float) else b)
+                                                  for a, b in v.items()))
+                             for k, v in info["checks"].items()) + ".")
     errors = sorted(set(e for p in peers.values() for e in p["errors"]))
     if errors:
         w("")
@@ -455,6 +525,8 @@ def main():
     parser.add_argument("--profile", action="store_true", help="perf profiles of the whole-model cases")
     parser.add_argument("--translation-bench", help="bench_translation_bench of the default build")
     parser.add_argument("--translation-bench-native", help="bench_translation_bench built with -march=native")
+    parser.add_argument("--hf-bench", help="bench_hf_models_bench of the default build (transformers' BERT and GPT-2)")
+    parser.add_argument("--hf-bench-native", help="bench_hf_models_bench built with -march=native")
     parser.add_argument("--bench-old", help="bench_suite_bench built from an earlier commit, timed against --bench")
     parser.add_argument("--bench-old-label", default="an earlier commit", help="what --bench-old was built from")
     args = parser.parse_args()
@@ -718,6 +790,7 @@ def main():
     if args.model_bench:
         model_pairs, _ = models_section(args, threads, w)
     translation_pairs = translation_section(args, threads, w) if args.translation_bench else None
+    hf_pairs = hf_section(args, threads, w) if args.hf_bench else None
     old_new_pairs = old_new_section(args, threads, w) if args.bench_old else None
     w("## Targets")
     w("")
@@ -807,6 +880,12 @@ def main():
                            ("decode_transformer", 3.0)):
             target("%s ≥ %.0fx PyTorch 2 (eager with both allocators, and compiled)" % (case, need),
                    translation_pairs.get(case, []), need)
+    if hf_pairs:
+        for case, label in (("bert_base_fwd", "BERT (bert-base) forward"),
+                            ("bert_base_fwdbwd", "BERT (bert-base) forward + backward")):
+            target("%s ≥ 1.0x transformers in PyTorch 2 eager (both allocators)" % label, hf_pairs.get(case, []), 1.0)
+        target("GPT-2 greedy decoding ≥ 1.0x transformers' generate, per token (both allocators; a target of this "
+               "suite's own, not the issue's)", hf_pairs.get("gpt2_greedy", []), 1.0)
     w("")
     with open(args.out, "w") as f:
         f.write("\n".join(lines))

@@ -159,6 +159,53 @@ struct block_pass {
   }
 };
 
+/// @brief block_pass with each operand x read as x k + a (its factor and
+/// addend): the steps of a program that multiply by a scalar or add one,
+/// folded into the steps that read them (kernel::program_pass::factors).
+template <class T, bool Add = false>
+struct scaled_block_pass {
+  T* out;
+  index_t n;
+  std::array<T, 3> factors;
+  std::array<T, 3> addends;
+  template <class F, class... P>
+  void operator()(F f, P const*... ps) const {
+    run(f, std::index_sequence_for<P...>{}, ps...);
+  }
+
+ private:
+  template <class F, std::size_t... I, class... P>
+  void run(F f, std::index_sequence<I...>, P const*... ps) const {
+    T* const o = out;
+    T const k[] = {factors[I]...};
+    T const a[] = {addends[I]...};
+    if constexpr (Add) {
+      DIMTENSOR_SIMD
+      for (index_t i = 0; i < n; ++i) o[i] += f((ps[i] * k[I] + a[I])...);
+    } else {
+      DIMTENSOR_SIMD
+      for (index_t i = 0; i < n; ++i) o[i] = f((ps[i] * k[I] + a[I])...);
+    }
+  }
+};
+
+/// The factors and addends of step @p s's operands
+/// (kernel::program_pass::factors), and whether one operand has either.
+template <class T>
+bool program_factors(kernel::program_pass<T> const& p, std::uint32_t s, std::array<T, 3>& k, std::array<T, 3>& a) {
+  k = {T(1), T(1), T(1)};
+  a = {T(-0.0), T(-0.0), T(-0.0)};
+  if (p.factors == nullptr) return false;
+  bool any = false;
+  for (std::size_t i = 0; i < 3; ++i) {
+    k[i] = p.factors[3 * static_cast<std::size_t>(s) + i];
+    a[i] = p.addends[3 * static_cast<std::size_t>(s) + i];
+    // an addend of +0 is one too: x + 0 is not x where x is -0
+    any = any || k[i] != T(1) || !(a[i] == T(0) && std::signbit(a[i]));
+  }
+  return any;
+}
+
 /// @brief Elements per block of a program's pass that keeps @p slots
 /// buffers of one block each: as many as keep them in half of L1 (the
 /// other half for the blocks of the tensors it streams through), from 64
@@ -320,7 +367,13 @@ void program_block_values(kernel::program_pass<T> const& p, program_slots const&
     T const* const a = vp[op.args[0]];
     T const* const bb = op.arity > 1 ? vp[op.args[1]] : a;
     T const* const c = op.arity > 2 ? vp[op.args[2]] : a;
-    autograd::detail::step_value_pass<T>(block_pass<T>{slot, n}, static_cast<autograd::op_code>(op.code), a, bb, c);
+    auto const code = static_cast<autograd::op_code>(op.code);
+    std::array<T, 3> k, add;
+    if (program_factors(p, s, k, add)) {
+      autograd::detail::step_value_pass<T>(scaled_block_pass<T>{slot, n, k, add}, code, a, bb, c);
+    } else {
+      autograd::detail::step_value_pass<T>(block_pass<T>{slot, n}, code, a, bb, c);
+    }
     vp[s] = slot;
   }
 }
@@ -396,6 +449,8 @@ void program_backward(kernel::program_pass<T> const& p) {
           continue;
         }
         auto const code = static_cast<autograd::op_code>(op.code);
+        std::array<T, 3> k, add;
+        bool const scaled = program_factors(p, s, k, add);
         for (int i = 0; i < op.arity; ++i) {
           kernel::gradient_send const send = op.send[static_cast<std::size_t>(i)];
           if (send == kernel::gradient_send::none) continue;
@@ -414,19 +469,41 @@ void program_backward(kernel::program_pass<T> const& p) {
               direct ? written[static_cast<std::size_t>(to.output)] != 0 : send == kernel::gradient_send::add;
           if (direct) written[static_cast<std::size_t>(to.output)] = 1;
           call::reads const r = autograd::gradient_reads(code, i);
-          if (r == call::reads::passes) {
+          // A folded factor c of operand i: the operand reads are c x, and
+          // its gradient is c times the rule's (each rule is linear in g,
+          // so g is multiplied as it is read).
+          T const gk = k[static_cast<std::size_t>(i)];
+          if (r == call::reads::passes && gk == T(1)) {
             if (adds) {
               DIMTENSOR_SIMD
-              for (index_t k = 0; k < n; ++k) dst[k] += g[k];
+              for (index_t e = 0; e < n; ++e) dst[e] += g[e];
             } else {
               std::copy(g, g + n, dst);
             }
-          } else {
-            T const* const a = r == call::reads::a || r == call::reads::both ? vp[op.args[0]]
-                               : r == call::reads::result                       ? vp[s]
-                                                                                : g;
-            T const* const bv = r == call::reads::b || r == call::reads::both ? vp[op.args[1]] : g;
+          } else if (r == call::reads::passes) {
             if (adds) {
+              DIMTENSOR_SIMD
+              for (index_t e = 0; e < n; ++e) dst[e] += g[e] * gk;
+            } else {
+              DIMTENSOR_SIMD
+              for (index_t e = 0; e < n; ++e) dst[e] = g[e] * gk;
+            }
+          } else {
+            bool const reads_a = r == call::reads::a || r == call::reads::both;
+            bool const reads_b = r == call::reads::b || r == call::reads::both;
+            T const* const a = reads_a ? vp[op.args[0]] : r == call::reads::result ? vp[s] : g;
+            T const* const bv = reads_b ? vp[op.args[1]] : g;
+            if (scaled) {
+              std::array<T, 3> const gk3{gk, reads_a ? k[0] : T(1), reads_b ? k[1] : T(1)};
+              std::array<T, 3> const ga3{T(-0.0), reads_a ? add[0] : T(-0.0), reads_b ? add[1] : T(-0.0)};
+              if (adds) {
+                autograd::detail::step_derivative_pass<T>(scaled_block_pass<T, true>{dst, n, gk3, ga3}, {code, i},
+                                                          g, a, bv);
+              } else {
+                autograd::detail::step_derivative_pass<T>(scaled_block_pass<T>{dst, n, gk3, ga3}, {code, i}, g, a,
+                                                          bv);
+              }
+            } else if (adds) {
               autograd::detail::step_derivative_pass<T>(block_pass<T, true>{dst, n}, {code, i}, g, a, bv);
             } else {
               autograd::detail::step_derivative_pass<T>(block_pass<T>{dst, n}, {code, i}, g, a, bv);

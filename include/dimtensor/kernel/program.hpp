@@ -66,6 +66,14 @@ struct program_pass {
   T const* const* inputs = nullptr;
   /// Per step: a scalar leaf's value.
   T const* scalars = nullptr;
+  /// Per step, three per step: each operand's factor k and addend a: the
+  /// pass reads the operand's values x as x k + a, and multiplies the
+  /// gradient it sends that operand by k (1 and -0: none; steps x * c and
+  /// x + c folded into their readers, autograd/program.hpp); null: none
+  /// anywhere.
+  T const* factors = nullptr;
+  /// The addends, as `factors` (null with it).
+  T const* addends = nullptr;
   /// The gradient buffers the leaves write.
   T* const* outputs = nullptr;
   /// For a forward pass: where the result's values go.

@@ -493,6 +493,52 @@ TEMPLATE_TEST_CASE("a program's backward pass: the CPU's blocks and the interpre
   }
 }
 
+TEMPLATE_TEST_CASE("a program's steps that multiply by a scalar or add one: the CPU folds them into their readers, "
+                   "and agrees with the interpreter, which runs them",
+                   "[autograd][thrust]", BACKEND_GENERIC_TEST_BACKENDS) {
+  // The CPU's runtime runs x * c and x + c (c a scalar) as a factor or an
+  // addend of the steps that read them, forward and backward; the
+  // interpreter runs every step.
+  // Over 2 x 3000 floats, with costly functions so that the forward pass
+  // runs in the runtime too.
+  auto const run = [](auto tag, int which) {
+    using B = decltype(tag);
+    dt::generator data(137);
+    auto x = on<B>(dt::randn<float>(data, Batch(2), Feat(3000)));
+    auto b = on<B>(dt::randn<float>(data, Feat(3000)));
+    x.requires_grad_();
+    b.requires_grad_();
+    auto const g = on<B>(dt::randn<float>(data, Batch(2), Feat(3000)));
+    dt::basic_tensor<B, float, Batch, Feat> y;
+    if (which == 0) {
+      // GELU as users write it: x * 0.5 and x * 0.7071 folded
+      y = dt::eval(x * 0.5f * (dt::erf(x * 0.70710678f) + 1.0f));
+    } else if (which == 1) {
+      // a factor on an operand whose gradient passes (+), the scalar on the left
+      y = dt::eval((x * 3.0f + b) * dt::sigmoid(2.0f * x));
+    } else if (which == 2) {
+      // x * 0.5 * 0.25: the second factor reads a folded step, so it runs
+      y = dt::eval(dt::exp(x * 0.5f * 0.25f) * (x * b * 0.5f));
+    } else if (which == 3) {
+      // the result a product by a scalar: it runs
+      y = dt::eval(dt::tanh(x * 1.5f) * 2.0f);
+    } else {
+      // addends: c + x, x - c, and + 0 (not nothing: -0 + 0 is +0)
+      y = dt::eval(dt::exp(0.5f + x) * (x - 2.0f) * b + dt::cos(x * b + 0.0f));
+    }
+    y.backward(g);
+    record r;
+    r.add("y", y);
+    r.add("x", x.grad());
+    if (which != 0 && which != 3) r.add("b", b.grad());
+    return r;
+  };
+  for (int which = 0; which < 5; ++which) {
+    INFO("case " << which);
+    compare(run(dt::cpu{}, which), run(TestType{}, which), 1e-5);
+  }
+}
+
 TEMPLATE_TEST_CASE("optim: on the cpu, SGD and Adam are PyTorch's formulas bit for bit", "[optim]", float, double) {
   using T = TestType;
   dt::generator data(141);
