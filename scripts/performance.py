@@ -12,7 +12,9 @@ given interpreter) on the same inputs, at each thread count, measures the
 peak memory of each case in a process of its own, and writes the tables, a
 plot (docs/performance_sweep.svg) and the machine, versions and threads to
 docs/performance.md.  Only the standard library is needed here; the
-interpreter given with --python needs torch and numpy.
+interpreter given with --python needs torch and numpy (and transformers for
+--hf-bench, bench_hf_models_bench: BERT and GPT-2 from checkpoints that
+benchmarks/peers/torch2_hf.py has transformers write first).
 """
 
 import argparse
