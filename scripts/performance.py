@@ -199,6 +199,19 @@ def perf_top(cmd, env, count=8):
     return top
 
 
+def checks_and_errors(w, checks, peers):
+    """The peer's checks (each value's largest difference, or what it found) and the errors any of its runs
+    reported, as the paragraphs under a section's table."""
+    w("Checks: " + "; ".join("%s: %s" % (k, ", ".join("%s %s" % (a, ("%.1e" % b) if isinstance(b, float) else b)
+                                                  for a, b in v.items()))
+                             for k, v in checks.items()) + ".")
+    errors = sorted(set(e for p in peers.values() for e in p["errors"]))
+    if errors:
+        w("")
+        w("Reported by the peer: " + "; ".join(errors) + ".")
+    w("")
+
+
 TRANSLATION_PEER = os.path.join(ROOT, "benchmarks", "peers", "torch2_translation.py")
 
 
@@ -253,14 +266,7 @@ def translation_section(args, threads, w):
                 pairs.setdefault(case, []).append(("%dT compiled" % t, p / m if m else None))
             w(row)
     w("")
-    w("Checks: " + "; ".join("%s: %s" % (k, ", ".join("%s %s" % (a, ("%.1e" % b) if isinstance(b, float) else b)
-                                                  for a, b in v.items()))
-                             for k, v in peers[(threads[0], "default")]["checks"].items()) + ".")
-    errors = sorted(set(e for p in peers.values() for e in p["errors"]))
-    if errors:
-        w("")
-        w("Reported by the peer: " + "; ".join(errors) + ".")
-    w("")
+    checks_and_errors(w, peers[(threads[0], "default")]["checks"], peers)
     return pairs
 
 
@@ -321,14 +327,7 @@ def hf_section(args, threads, w):
                 pairs.setdefault(case, []).append(("%dT %s" % (t, allocator), p / m if p and m else None))
             w(row)
     w("")
-    w("Checks: " + "; ".join("%s: %s" % (k, ", ".join("%s %s" % (a, ("%.1e" % b) if isinstance(b, float) else b)
-                                                  for a, b in v.items()))
-                             for k, v in info["checks"].items()) + ".")
-    errors = sorted(set(e for p in peers.values() for e in p["errors"]))
-    if errors:
-        w("")
-        w("Reported by the peer: " + "; ".join(errors) + ".")
-    w("")
+    checks_and_errors(w, info["checks"], peers)
     return pairs
 
 

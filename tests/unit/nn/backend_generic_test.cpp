@@ -456,6 +456,25 @@ TEMPLATE_TEST_CASE("optim: SGD and Adam on another backend keep the cpu's number
   compare(run(dt::cpu{}), run(TestType{}), 0.0);
 }
 
+// The operands of the program tests below, on backend B: x [2, 3000] and
+// b [3000] requiring gradients, and the result's gradient g (several blocks
+// of the CPU's passes and a ragged last one).
+template <class B>
+struct program_operands {
+  dt::generator data;
+  dt::basic_tensor<B, float, Batch, Feat> x;
+  dt::basic_tensor<B, float, Feat> b;
+  dt::basic_tensor<B, float, Batch, Feat> g;
+  explicit program_operands(std::uint64_t seed)
+      : data(seed),
+        x(on<B>(dt::randn<float>(data, Batch(2), Feat(3000)))),
+        b(on<B>(dt::randn<float>(data, Feat(3000)))),
+        g(on<B>(dt::randn<float>(data, Batch(2), Feat(3000)))) {
+    x.requires_grad_();
+    b.requires_grad_();
+  }
+};
+
 TEMPLATE_TEST_CASE("a program's backward pass: the CPU's blocks and the interpreter agree on a tensor read often",
                    "[autograd][thrust]", BACKEND_GENERIC_TEST_BACKENDS) {
   // The CPU's runtime writes a leaf's gradients straight into the tensor's
@@ -464,13 +483,9 @@ TEMPLATE_TEST_CASE("a program's backward pass: the CPU's blocks and the interpre
   // and then added to in place.  Over 2 x 3000 floats: several blocks and
   // a ragged last one.
   auto const run = [](auto tag, int which) {
-    using B = decltype(tag);
-    dt::generator data(131);
-    auto x = on<B>(dt::randn<float>(data, Batch(2), Feat(3000)));
-    auto b = on<B>(dt::randn<float>(data, Feat(3000)));
-    x.requires_grad_();
-    b.requires_grad_();
-    auto const g = on<B>(dt::randn<float>(data, Batch(2), Feat(3000)));
+    program_operands<decltype(tag)> in(131);
+    auto &x = in.x, &b = in.b;
+    auto const& g = in.g;
     if (which == 0) {
       // x read twice, each read's one gradient in the leaves' order: straight to x's gradient
       dt::eval(x * 0.5f * (x * x * 0.7f + 1.0f)).backward(g);
@@ -503,12 +518,9 @@ TEMPLATE_TEST_CASE("a program's steps that multiply by a scalar or add one: the 
   // runs in the runtime too.
   auto const run = [](auto tag, int which) {
     using B = decltype(tag);
-    dt::generator data(137);
-    auto x = on<B>(dt::randn<float>(data, Batch(2), Feat(3000)));
-    auto b = on<B>(dt::randn<float>(data, Feat(3000)));
-    x.requires_grad_();
-    b.requires_grad_();
-    auto const g = on<B>(dt::randn<float>(data, Batch(2), Feat(3000)));
+    program_operands<B> in(137);
+    auto &x = in.x, &b = in.b;
+    auto const& g = in.g;
     dt::basic_tensor<B, float, Batch, Feat> y;
     if (which == 0) {
       // GELU as users write it: x * 0.5 and x * 0.7071 folded
