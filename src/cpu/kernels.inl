@@ -189,21 +189,30 @@ struct scaled_block_pass {
   }
 };
 
-/// The factors and addends of step @p s's operands
+/// The factors and addends of a step's operands
 /// (kernel::program_pass::factors), and whether one operand has either.
 template <class T>
-bool program_factors(kernel::program_pass<T> const& p, std::uint32_t s, std::array<T, 3>& k, std::array<T, 3>& a) {
-  k = {T(1), T(1), T(1)};
-  a = {T(-0.0), T(-0.0), T(-0.0)};
-  if (p.factors == nullptr) return false;
+struct program_scale {
+  std::array<T, 3> k{T(1), T(1), T(1)};
+  std::array<T, 3> a{T(-0.0), T(-0.0), T(-0.0)};
   bool any = false;
-  for (std::size_t i = 0; i < 3; ++i) {
-    k[i] = p.factors[3 * static_cast<std::size_t>(s) + i];
-    a[i] = p.addends[3 * static_cast<std::size_t>(s) + i];
-    // an addend of +0 is one too: x + 0 is not x where x is -0
-    any = any || k[i] != T(1) || !(a[i] == T(0) && std::signbit(a[i]));
+};
+
+/// Every step's program_scale, worked out once per pass.
+template <class T>
+std::vector<program_scale<T>> program_scales(kernel::program_pass<T> const& p) {
+  std::vector<program_scale<T>> out(p.count);
+  if (p.factors == nullptr) return out;
+  for (std::size_t s = 0; s < out.size(); ++s) {
+    program_scale<T>& c = out[s];
+    for (std::size_t i = 0; i < 3; ++i) {
+      c.k[i] = p.factors[3 * s + i];
+      c.a[i] = p.addends[3 * s + i];
+      // an addend of +0 is one too: x + 0 is not x where x is -0
+      c.any = c.any || c.k[i] != T(1) || !(c.a[i] == T(0) && std::signbit(c.a[i]));
+    }
   }
-  return any;
+  return out;
 }
 
 /// @brief Elements per block of a program's pass that keeps @p slots
@@ -217,6 +226,16 @@ index_t program_block(std::size_t slots) {
   index_t block = 512;
   while (block > 64 && slots * static_cast<std::size_t>(block) * sizeof(T) > budget) block /= 2;
   return block;
+}
+
+/// The blocks of a program's pass a thread takes at a time: the threads
+/// take the next chunk as they finish their last (so a thread slowed by
+/// another process on its core holds up no other), eight chunks per
+/// thread, each long enough (16 blocks at least: 1,024 to 8,192 elements)
+/// that the prefetchers follow its streams.
+inline index_t program_chunk(index_t blocks) {
+  index_t const pieces = 8 * static_cast<index_t>(get_num_threads());
+  return std::max<index_t>(16, (blocks + pieces - 1) / pieces);
 }
 
 /// No buffer: the step's values are read in place, or not kept.
@@ -340,8 +359,9 @@ void program_fill_scalars(kernel::program_pass<T> const& p, program_slots const&
 /// go to their buffer (of @p block elements each, from @p buffers); @p vp
 /// gets each step's.  With @p last, the last step's values go there.
 template <class T>
-void program_block_values(kernel::program_pass<T> const& p, program_slots const& slots, T* buffers, index_t block,
-                          index_t i0, index_t n, T const** vp, T* last = nullptr) {
+void program_block_values(kernel::program_pass<T> const& p, program_slots const& slots,
+                          program_scale<T> const* scales, T* buffers, index_t block, index_t i0, index_t n,
+                          T const** vp, T* last = nullptr) {
   std::uint32_t const m = p.count;
   for (std::uint32_t s = 0; s < m; ++s) {
     kernel::program_op const& op = p.ops[s];
@@ -368,9 +388,8 @@ void program_block_values(kernel::program_pass<T> const& p, program_slots const&
     T const* const bb = op.arity > 1 ? vp[op.args[1]] : a;
     T const* const c = op.arity > 2 ? vp[op.args[2]] : a;
     auto const code = static_cast<autograd::op_code>(op.code);
-    std::array<T, 3> k, add;
-    if (program_factors(p, s, k, add)) {
-      autograd::detail::step_value_pass<T>(scaled_block_pass<T>{slot, n, k, add}, code, a, bb, c);
+    if (program_scale<T> const& sc = scales[s]; sc.any) {
+      autograd::detail::step_value_pass<T>(scaled_block_pass<T>{slot, n, sc.k, sc.a}, code, a, bb, c);
     } else {
       autograd::detail::step_value_pass<T>(block_pass<T>{slot, n}, code, a, bb, c);
     }
@@ -386,19 +405,31 @@ template <class T>
 void program_forward(kernel::program_pass<T> const& p) {
   std::uint32_t const m = p.count;
   program_slots const slots = program_slots_of(p, false);
+  std::vector<program_scale<T>> const scales = program_scales(p);
   index_t const block = program_block<T>(slots.count);
   index_t const blocks = (p.size + block - 1) / block;
-  parallel_for(blocks, block * static_cast<index_t>(m) / 4 + 1, [&p, &slots, m, block](index_t first, index_t last) {
-    // 64-byte aligned (the caching allocator's): the passes' loads split no cache line
-    detail::scratch<T> const buffers(static_cast<index_t>(slots.count) * block);
-    std::vector<T const*> vp(m, nullptr);
-    program_fill_scalars(p, slots, buffers.data(), block);
-    for (index_t b = first; b < last; ++b) {
-      index_t const i0 = b * block;
-      program_block_values(p, slots, buffers.data(), block, i0, std::min(block, p.size - i0), vp.data(),
-                           p.result + i0);
+  // A thread's buffers (64-byte aligned, the caching allocator's: the
+  // passes' loads split no cache line) and the steps' values.
+  struct state {
+    detail::scratch<T> buffers;
+    std::vector<T const*> vp;
+    state(kernel::program_pass<T> const& p, program_slots const& slots, index_t block)
+        : buffers(static_cast<index_t>(slots.count) * block), vp(p.count, nullptr) {
+      program_fill_scalars(p, slots, buffers.data(), block);
     }
-  });
+  };
+  index_t const chunk_blocks = program_chunk(blocks);
+  parallel_for_dynamic(
+      (blocks + chunk_blocks - 1) / chunk_blocks, chunk_blocks * block * static_cast<index_t>(m) / 4 + 1,
+      [&p, &slots, block] { return state(p, slots, block); },
+      [&p, &slots, &scales, block, blocks, chunk_blocks](state& st, index_t chunk) {
+        index_t const last = std::min(blocks, (chunk + 1) * chunk_blocks);
+        for (index_t b = chunk * chunk_blocks; b < last; ++b) {
+          index_t const i0 = b * block;
+          program_block_values(p, slots, scales.data(), st.buffers.data(), block, i0, std::min(block, p.size - i0),
+                               st.vp.data(), p.result + i0);
+        }
+      });
 }
 
 /// @brief A recorded program's backward pass (kernel/program.hpp), block
@@ -413,21 +444,40 @@ void program_backward(kernel::program_pass<T> const& p) {
   program_slots const slots = program_slots_of(p, true);
   index_t const block = program_block<T>(slots.count);
   auto const stride = static_cast<std::size_t>(block);
+  std::vector<program_scale<T>> const scales = program_scales(p);
   index_t const blocks = (p.size + block - 1) / block;
-  parallel_for(blocks, block * static_cast<index_t>(m) / 4 + 1, [&p, &slots, m, block, stride](index_t first,
-                                                                                             index_t last) {
-    detail::scratch<T> const scratch(static_cast<index_t>(slots.count) * block);  // 64-byte aligned
-    T* const buffers = scratch.data();
-    std::vector<T const*> vp(m, nullptr);
-    std::vector<T const*> gp(m, nullptr);
-    std::int32_t outputs = 0;
-    for (std::uint32_t s = 0; s < m; ++s) outputs = std::max(outputs, p.ops[s].output + 1);
-    std::vector<unsigned char> written(static_cast<std::size_t>(outputs));  // per output: this block's part written
-    program_fill_scalars(p, slots, buffers, block);
+  std::int32_t outputs = 0;
+  for (std::uint32_t s = 0; s < m; ++s) outputs = std::max(outputs, p.ops[s].output + 1);
+  // A thread's buffers (64-byte aligned), the steps' values and gradients,
+  // and per output whether the block's part of it is written.
+  struct state {
+    detail::scratch<T> scratch;
+    std::vector<T const*> vp;
+    std::vector<T const*> gp;
+    std::vector<unsigned char> written;
+    state(kernel::program_pass<T> const& p, program_slots const& slots, index_t block, std::int32_t outputs)
+        : scratch(static_cast<index_t>(slots.count) * block),
+          vp(p.count, nullptr),
+          gp(p.count, nullptr),
+          written(static_cast<std::size_t>(outputs)) {
+      program_fill_scalars(p, slots, scratch.data(), block);
+    }
+  };
+  auto const make = [&p, &slots, block, outputs] { return state(p, slots, block, outputs); };
+  index_t const chunk_blocks = program_chunk(blocks);
+  parallel_for_dynamic((blocks + chunk_blocks - 1) / chunk_blocks,
+                       chunk_blocks * block * static_cast<index_t>(m) / 4 + 1, make,
+                       [&p, &slots, &scales, m, block, stride, blocks, chunk_blocks](state& st, index_t chunk) {
+    T* const buffers = st.scratch.data();
+    std::vector<T const*>& vp = st.vp;
+    std::vector<T const*>& gp = st.gp;
+    std::vector<unsigned char>& written = st.written;
+    index_t const first = chunk * chunk_blocks;
+    index_t const last = std::min(blocks, first + chunk_blocks);
     for (index_t b = first; b < last; ++b) {
       index_t const i0 = b * block;
       index_t const n = std::min(block, p.size - i0);
-      program_block_values(p, slots, buffers, block, i0, n, vp.data());
+      program_block_values(p, slots, scales.data(), buffers, block, i0, n, vp.data());
       std::fill(written.begin(), written.end(), static_cast<unsigned char>(0));
       gp[m - 1] = p.grad + i0;
       for (std::uint32_t s = m; s-- > 0;) {
@@ -449,8 +499,9 @@ void program_backward(kernel::program_pass<T> const& p) {
           continue;
         }
         auto const code = static_cast<autograd::op_code>(op.code);
-        std::array<T, 3> k, add;
-        bool const scaled = program_factors(p, s, k, add);
+        std::array<T, 3> const& k = scales[s].k;
+        std::array<T, 3> const& add = scales[s].a;
+        bool const scaled = scales[s].any;
         for (int i = 0; i < op.arity; ++i) {
           kernel::gradient_send const send = op.send[static_cast<std::size_t>(i)];
           if (send == kernel::gradient_send::none) continue;

@@ -152,11 +152,45 @@ void gemm_reference(index_t batch, index_t m, index_t n, index_t k, strided_matr
 
 namespace detail {
 
+// y = op(M)·x + beta·y through CBLAS's matrix-vector product (row-major M
+// of rows x cols with leading dimension ld, transposed when @p t).
+template <class T>
+void blas_gemv(bool t, index_t rows, index_t cols, T const* mat, index_t ld, T const* x, index_t incx, T* y,
+               index_t incy, T beta) {
+  auto const t_ = t ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemv(CblasRowMajor, t_, static_cast<int>(rows), static_cast<int>(cols), 1.0f, mat, static_cast<int>(ld), x,
+                static_cast<int>(incx), beta, y, static_cast<int>(incy));
+  } else {
+    cblas_dgemv(CblasRowMajor, t_, static_cast<int>(rows), static_cast<int>(cols), 1.0, mat, static_cast<int>(ld), x,
+                static_cast<int>(incx), beta, y, static_cast<int>(incy));
+  }
+}
+
 /// C = A·B + beta·C through CBLAS (row-major; A and B transposed when
-/// @p ta / @p tb), float or double.
+/// @p ta / @p tb), float or double.  A product with one row or one column
+/// (a decoder's step: one token through a layer) goes through the
+/// matrix-vector product, which streams the matrix once where the
+/// matrix-matrix one first copies it into its blocks.
 template <class T>
 void blas_gemm(bool ta, bool tb, index_t m, index_t n, index_t k, T const* a, index_t lda, T const* b, index_t ldb,
                T* c, index_t ldc, T beta = T(0)) {
+  if (m == 1 && k > 0) {  // C's row (n) = B^T · A's row; A(0, p) is a[p], or a[p·lda] when A is stored transposed
+    if (tb) {
+      blas_gemv<T>(false, n, k, b, ldb, a, ta ? lda : 1, c, 1, beta);  // B stored n x k
+    } else {
+      blas_gemv<T>(true, k, n, b, ldb, a, ta ? lda : 1, c, 1, beta);  // B stored k x n
+    }
+    return;
+  }
+  if (n == 1 && k > 0) {  // C's column (m, stride ldc) = A · B's column; B(p, 0) is b[p·ldb], or b[p] when transposed
+    if (ta) {
+      blas_gemv<T>(true, k, m, a, lda, b, tb ? 1 : ldb, c, ldc, beta);  // A stored k x m
+    } else {
+      blas_gemv<T>(false, m, k, a, lda, b, tb ? 1 : ldb, c, ldc, beta);  // A stored m x k
+    }
+    return;
+  }
   auto const ta_ = ta ? CblasTrans : CblasNoTrans;
   auto const tb_ = tb ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>) {

@@ -237,6 +237,24 @@ TEMPLATE_TEST_CASE("gemm_blas matches a naive loop for every operand layout", "[
   SECTION("large") {
     check<TestType>(path::blas, layout::col_major, layout::padded_rows, layout::row_major, 2, 65, 129, 70);
   }
+  // One row or one column goes through BLAS's matrix-vector product (a
+  // decoder's step), with each operand's strides as its vector increment.
+  SECTION("one row or one column, added into C, and a long row cut across the threads") {
+    for (layout la : all_layouts) {
+      for (layout lb : all_layouts) {
+        for (layout lc : all_layouts) {
+          check<TestType>(path::blas, la, lb, lc, 2, 1, 9, 5, true);
+          check<TestType>(path::blas, la, lb, lc, 2, 6, 1, 5, true);
+        }
+      }
+    }
+    constexpr dimtensor::index_t wide = 3 * dimtensor::backends::cpu::gemm_min_block + 5;
+    for (layout lb : {layout::row_major, layout::col_major, layout::padded_rows}) {
+      check<TestType>(path::blas, layout::row_major, lb, layout::row_major, 1, 1, wide, 70);
+      check<TestType>(path::blas, layout::col_major, lb, layout::row_major, 1, 1, wide, 70, true);
+      check<TestType>(path::blas, lb, layout::col_major, layout::col_major, 1, wide, 1, 70);
+    }
+  }
 }
 #endif
 
