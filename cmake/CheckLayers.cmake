@@ -30,7 +30,7 @@ set(layer_rules
   "5,tensor,^dimtensor/tensor/"
   "6,autograd,^dimtensor/autograd/"
   "7,ops,^dimtensor/ops/"
-  "9,umbrella,^dimtensor/(dimtensor|io|optim|viz|data)\\.hpp$"
+  "9,umbrella,^dimtensor/(dimtensor|io|optim|viz|data|dist)\\.hpp$"
   "9,umbrella,^dimtensor/nn/(attention|parameters)\\.hpp$"
   "8,nn,^dimtensor/nn/"
   "8,optim,^dimtensor/optim/"
@@ -38,7 +38,8 @@ set(layer_rules
   "8,viz,^dimtensor/viz/"
   "8,data,^dimtensor/data/"
   "8,text,^dimtensor/text/"
-  "9,models,^dimtensor/models/")
+  "9,models,^dimtensor/models/"
+  "8,dist,^dimtensor/dist/")
 
 # Sideways includes the picture allows: <from module>><to module>.
 set(allowed_sideways
@@ -48,6 +49,7 @@ set(allowed_sideways
   "cpu>generic" "thrust>generic"     # a backend's kernels may be the generic ones, from its other kernels
   "optim>nn"                         # an optimizer walks a module's parameters (nn/module.hpp)
   "io>nn"                            # loading and saving walk them too (io/state_dict.hpp)
+  "dist>optim"                       # data parallelism reduces an optimizer's parameters (optim/parameter_list.hpp)
   "viz>io")                          # plots print values as io/print.hpp does
 
 # Known exceptions, each `<header> -> <included>`, removed by the rest of the

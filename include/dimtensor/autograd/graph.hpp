@@ -45,12 +45,21 @@ struct tensor_state {
   void* grad_data = nullptr;
   /// Identifies the storage type in `grad` (a guard for the typed readers).
   void const* grad_type = nullptr;
+  /// Whether this leaf is a parameter kept equal on the ranks of a
+  /// data-parallel group (set by `dist::broadcast_parameters`): a backward
+  /// pass that reaches it leaves its gradient partial.
+  bool replicated = false;
+  /// @brief Whether the gradient is this rank's share only (a replicated
+  /// leaf's, after a backward pass), until `dist::all_reduce_gradients`
+  /// combines the ranks' shares.  The optimizers refuse a partial gradient.
+  bool grad_partial = false;
 
   /// Drops the gradient.
   void clear_grad() noexcept {
     grad.reset();
     grad_data = nullptr;
     grad_type = nullptr;
+    grad_partial = false;
   }
 
   /// Releases the node, and the graph behind it, without recursion: a
@@ -251,6 +260,9 @@ void run_backward(tensor_state* root, Seed&& seed) {
     if (!s->grad_fn) continue;
     if (s->grad) s->grad_fn->backward(*s);
     if (!s->retains_grad) s->clear_grad();
+  }
+  for (tensor_state* s : order) {
+    if (s->replicated && s->grad) s->grad_partial = true;
   }
 }
 

@@ -416,8 +416,28 @@ class nmt_batches {
     if (i >= size()) {
       throw value_error("nmt_batches: batch " + std::to_string(i) + " of " + std::to_string(size()));
     }
-    std::size_t const first = i * batch_size_;
-    std::size_t const n = std::min(batch_size_, order_.size() - first);
+    return rows(i, 0, rows_of(i));
+  }
+
+  /// The number of rows of batch @p i (batch_size() but maybe for the last; `value_error` when i >= size()).
+  std::size_t rows_of(std::size_t i) const {
+    if (i >= size()) {
+      throw value_error("nmt_batches: batch " + std::to_string(i) + " of " + std::to_string(size()));
+    }
+    return std::min(batch_size_, order_.size() - i * batch_size_);
+  }
+
+  /// @brief Rows @p begin … @p end - 1 of batch @p i (a data-parallel
+  /// rank's part of it); `value_error` when i >= size() or the rows are not
+  /// within the batch's.
+  nmt_batch<Batch, Steps, TgtSteps> rows(std::size_t i, std::size_t begin, std::size_t end) const {
+    std::size_t const in_batch = rows_of(i);
+    if (begin > end || end > in_batch) {
+      throw value_error("nmt_batches: rows " + std::to_string(begin) + " to " + std::to_string(end) + " of batch " +
+                        std::to_string(i) + ", which has " + std::to_string(in_batch));
+    }
+    std::size_t const first = i * batch_size_ + begin;
+    std::size_t const n = end - begin;
     auto const rows = static_cast<index_t>(n);
     auto const steps = static_cast<index_t>(dataset_->num_steps());
     nmt_batch<Batch, Steps, TgtSteps> b{

@@ -50,6 +50,7 @@ class adam {
 
   /// One update of every parameter that has a gradient.
   void step() {
+    params_.check_not_partial("adam::step()");
     autograd::no_grad const guard;
     for (std::size_t k = 0; k < params_.size(); ++k) {
       parameter_ref const& p = params_.entries()[k];

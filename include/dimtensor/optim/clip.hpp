@@ -22,11 +22,14 @@ namespace dimtensor::optim {
 /// every gradient is multiplied by max_norm / norm; else nothing changes.
 /// Parameters without a gradient are skipped.  The squares add up in
 /// double, on each parameter's backend; the scaling runs there too.
-/// `value_error` for a negative @p max_norm.
+/// `value_error` for a negative @p max_norm, and for a partial gradient
+/// (a data-parallel rank's share: the norm is the whole batch's, so clip
+/// after `dist::all_reduce_gradients`).
 inline double clip_grad_norm(parameter_list const& params, double max_norm) {
   if (!(max_norm >= 0)) {
     throw value_error("clip_grad_norm: max_norm must be >= 0, got " + std::to_string(max_norm));
   }
+  params.check_not_partial("clip_grad_norm");
   double squares = 0;
   for (parameter_ref const& p : params) {
     if (p.has_grad()) squares += p.grad_squared_sum();

@@ -203,6 +203,16 @@ struct parameter_operations {
   static void scale(void* x, index_t n, double factor) {
     backend_for_each(Backend{}, n, scale_elements<T>{static_cast<T*>(x), static_cast<T>(factor)});
   }
+
+  /// Copies @p n elements from the backend's memory at @p from to host memory at @p to.
+  static void to_host(void* to, void const* from, index_t n) {
+    backend_copy_to_host(Backend{}, static_cast<T*>(to), static_cast<T const*>(from), n);
+  }
+
+  /// Copies @p n elements from host memory at @p from to the backend's memory at @p to.
+  static void from_host(void* to, void const* from, index_t n) {
+    backend_copy_from_host(Backend{}, static_cast<T*>(to), static_cast<T const*>(from), n);
+  }
 };
 
 /// A parameter's operations, type-erased.
@@ -212,7 +222,11 @@ struct operations_table {
   void (*adam)(void*, void const*, void*, void*, index_t, adam_coefficients const&);  ///< parameter_operations::adam
   double (*squared_sum)(void const*, index_t);                                        ///< parameter_operations::squared_sum
   void (*scale)(void*, index_t, double);                                              ///< parameter_operations::scale
+  void (*to_host)(void*, void const*, index_t);                                       ///< parameter_operations::to_host
+  void (*from_host)(void*, void const*, index_t);                                     ///< parameter_operations::from_host
   std::string_view backend_name;                                                      ///< The backend's name.
+  bool host_accessible;                                                               ///< Backend::host_accessible.
+  void const* grad_type;                                                              ///< The tag of the gradient's storage type.
 };
 
 /// The table of parameter_operations<Backend, T>.
@@ -220,7 +234,9 @@ template <class Backend, class T>
 inline constexpr operations_table operations_of{
     &parameter_operations<Backend, T>::zeros,       &parameter_operations<Backend, T>::sgd,
     &parameter_operations<Backend, T>::adam,        &parameter_operations<Backend, T>::squared_sum,
-    &parameter_operations<Backend, T>::scale,       Backend::name};
+    &parameter_operations<Backend, T>::scale,       &parameter_operations<Backend, T>::to_host,
+    &parameter_operations<Backend, T>::from_host,   Backend::name,
+    Backend::host_accessible,                       &autograd::type_tag<typename Backend::template storage<T>>};
 
 }  // namespace detail
 
@@ -275,6 +291,33 @@ class parameter_ref {
   bool has_grad() const noexcept { return state_->grad != nullptr; }
   /// Drops the gradient.
   void zero_grad() const noexcept { state_->clear_grad(); }
+  /// Whether the gradient is this rank's share only (see `autograd::tensor_state::grad_partial`).
+  bool grad_partial() const noexcept { return state_->grad && state_->grad_partial; }
+  /// Marks the gradient partial or whole (dist's reductions).
+  void set_grad_partial(bool partial) const noexcept { state_->grad_partial = partial; }
+  /// Whether the parameter is kept equal on the ranks of a data-parallel group.
+  bool replicated() const noexcept { return state_->replicated; }
+  /// Marks the parameter replicated (`dist::broadcast_parameters`), so that
+  /// backward passes leave its gradient partial.
+  void set_replicated(bool on) const noexcept { state_->replicated = on; }
+  /// Whether the elements live in host memory (the backend is `host_accessible`).
+  bool host_accessible() const noexcept { return ops_->host_accessible; }
+  /// The elements' first element (in the backend's memory).
+  void* data() const noexcept { return data_; }
+  /// The gradient's first element (in the backend's memory); it must exist (has_grad()).
+  void* grad_data() const { return grad_data_(*state_); }
+  /// Gives the parameter a gradient of zeros when it has none.
+  void ensure_grad() const {
+    if (state_->grad) return;
+    void* g = nullptr;
+    state_->grad = ops_->zeros(size_, g);
+    state_->grad_data = g;
+    state_->grad_type = ops_->grad_type;
+  }
+  /// Copies the @p size() elements at @p from (the backend's memory) to host memory at @p to.
+  void copy_to_host(void* to, void const* from) const { ops_->to_host(to, from, size_); }
+  /// Copies @p size() elements from host memory at @p from to @p to (the backend's memory).
+  void copy_from_host(void* to, void const* from) const { ops_->from_host(to, from, size_); }
 
   /// @brief Calls `f(data, grad, size)` with `T*` pointers of the element
   /// type (float or double) to the elements and the gradient, which must
@@ -394,6 +437,20 @@ class parameter_list {
   /// Drops every gradient (PyTorch's `zero_grad(set_to_none=True)`).
   void zero_grad() const noexcept {
     for (auto const& e : entries_) e.zero_grad();
+  }
+
+  /// @brief `value_error` naming the first parameter whose gradient is
+  /// partial (a data-parallel rank's share, before
+  /// `dist::all_reduce_gradients`): what @p call refuses to use.
+  void check_not_partial(std::string_view call) const {
+    for (auto const& e : entries_) {
+      if (e.grad_partial()) {
+        throw value_error(std::string(call) + ": the gradient of " + e.key() + " " + e.shape() +
+                          " is partial, this rank's share of a data-parallel batch; call "
+                          "dist::all_reduce_gradients(model, comm) after backward and before " +
+                          std::string(call));
+      }
+    }
   }
 
  private:
