@@ -14,6 +14,7 @@ packages=(
   libcairo2-dev pkg-config fonts-dejavu-core
   clang libclang-rt-14-dev
   libsentencepiece-dev
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

@@ -37,6 +37,16 @@
     static constexpr ::std::string_view dim_name = #name;          \
   }
 
+/// @brief Declares a mesh axis tag.
+///
+/// `DIMTENSOR_AXIS(Data);` declares `struct Data`, the name of a group of
+/// ranks a dim can be cut over: `Batch::sharded<Data>` (core/dim.hpp), and
+/// what the diagnostics of sharded tensors print.
+#define DIMTENSOR_AXIS(name)                                       \
+  struct name final : ::dimtensor::axis<name> {                    \
+    static constexpr ::std::string_view axis_name = #name;         \
+  }
+
 #if defined(DIMTENSOR_DOXYGEN)
 /// @brief Names the backend of `tensor<T, ...>`, of the factories and of the
 /// modules when none is named, e.g. `-DDIMTENSOR_DEFAULT_BACKEND=dimtensor::thrust_omp`

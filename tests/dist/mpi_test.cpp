@@ -43,6 +43,12 @@ TEST_CASE("mpi: split makes groups by color, ordered by key", "[dist][mpi][colle
   dist_cases::check_split(dist_cases::run_split(comm), comm.rank(), comm.size());
 }
 
+TEST_CASE("mpi: a batch sharded in the type, its reductions completed by all_reduce, gathered whole",
+          "[dist][mpi][collectives]") {
+  dist::communicator const& comm = dist_test::world();
+  dist_cases::check_typed(dist_cases::run_typed(comm), comm.rank(), comm.size());
+}
+
 TEST_CASE("mpi: broadcast_parameters, then ranks with parts of the batch give the whole batch's gradient",
           "[dist][mpi][data_parallel]") {
   dist::communicator const& comm = dist_test::world();

@@ -4,7 +4,9 @@
 ///
 /// Operands are aligned from the right (as in NumPy and PyTorch).  At every
 /// aligned position both operands must name the same dimension; a position
-/// only one operand has is broadcast.  Extents combine as follows:
+/// only one operand has is broadcast.  A dim sharded over a mesh axis
+/// (`Batch::sharded<Data>`) must be sharded over the same axis in both
+/// operands, unless one's extent is a static 1.  Extents combine as follows:
 ///  - equal static extents stay static;
 ///  - a static extent 1 (what `unsqueeze` makes) broadcasts against anything;
 ///  - a static and a dynamic extent give the static one, checked at run time;
@@ -22,7 +24,7 @@
 
 namespace dimtensor::detail {
 
-enum class broadcast_status { ok, dims_differ, extents_differ };
+enum class broadcast_status { ok, dims_differ, extents_differ, axes_differ };
 
 /// The combination of two specs at one aligned position.
 template <class A, class B>
@@ -32,6 +34,8 @@ struct combine_specs {
   static constexpr broadcast_status status =
       !std::is_same_v<dim_of<A>, dim_of<B>>                       ? broadcast_status::dims_differ
       : (ea >= 0 && eb >= 0 && ea != eb && ea != 1 && eb != 1)   ? broadcast_status::extents_differ
+      // a dim sharded differently (a static extent 1 broadcasts to every part)
+      : (!std::is_same_v<axis_of<A>, axis_of<B>> && ea != 1 && eb != 1) ? broadcast_status::axes_differ
                                                                  : broadcast_status::ok;
   using type = std::conditional_t<
       ea == 1, B,
@@ -105,6 +109,11 @@ constexpr auto diagnose_broadcast() {
     (void)diagnostic::fire<diagnostic::operands_disagree<Call, diagnostic::at_position<b::first_bad>,
                                                          diagnostic::left_has<dim_of<typename at::left>>,
                                                          diagnostic::right_has<dim_of<typename at::right>>>>;
+  } else if constexpr (at::status == broadcast_status::axes_differ) {
+    (void)diagnostic::fire<diagnostic::sharded_differently<
+        Call, dim_of<typename at::left>,
+        diagnostic::left_axis<typename diagnostic::axis_name_of<axis_of<typename at::left>>::type>,
+        diagnostic::right_axis<typename diagnostic::axis_name_of<axis_of<typename at::right>>::type>>>;
   } else {
     (void)diagnostic::fire<diagnostic::extent_mismatch<
         Call, dim_of<typename at::left>,

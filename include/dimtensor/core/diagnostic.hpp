@@ -89,9 +89,18 @@ struct ill_formed {
   }
 };
 
+namespace detail {
+/// Whether T (without cv and reference) is a value operations report
+/// nothing more about.  `ill_formed`; and, as a diagnosis, `partial`
+/// (tensor/partial.hpp): asking this of a partial value, as every
+/// operation does of its operands, is the error that names its dim and axis.
+template <class T>
+struct ill_formed_trait : std::is_same<T, ill_formed> {};
+}  // namespace detail
+
 /// Whether T is `ill_formed`.
 template <class T>
-inline constexpr bool is_ill_formed_v = std::is_same_v<std::remove_cvref_t<T>, ill_formed>;
+inline constexpr bool is_ill_formed_v = detail::ill_formed_trait<std::remove_cvref_t<T>>::value;
 
 /// Whether any of Ts is `ill_formed`.
 template <class... Ts>
@@ -212,6 +221,55 @@ struct assigned_dims_differ {
                 "dimtensor: a tensor holds only an expression of its own dims in the same order "
                 "(see assigned_dims_differ<call, dims of the tensor, dims of the expression> above); "
                 "reorder with transpose/permute or rename the dims first");
+};
+
+/// What a dim is sharded over in a diagnosis: the mesh axis @p Axis, or `not_sharded` (void).
+template <class Axis>
+struct axis_name_of {
+  /// The axis.
+  using type = Axis;
+};
+/// An operand whose dim is not sharded.
+struct not_sharded {};
+template <>
+struct axis_name_of<void> {
+  /// `not_sharded`.
+  using type = not_sharded;
+};
+/// The left operand's mesh axis (or `not_sharded`).
+template <class Axis>
+struct left_axis {};
+/// The right operand's mesh axis (or `not_sharded`).
+template <class Axis>
+struct right_axis {};
+
+/// Two operands whose dim @p Dim is sharded over different mesh axes, or sharded in one only.
+template <class Call, class Dim, class Left, class Right>
+struct sharded_differently {
+  static_assert(always_false<Call, Dim, Left, Right>,
+                "dimtensor: the operands cut the dimension over different mesh axes, or one is cut and the other "
+                "whole (see sharded_differently<call, dimension, left_axis<axis>, right_axis<axis>> above); shard "
+                "the whole one with dist::shard<D, Axis>, or gather the cut one with dist::all_gather<D>");
+};
+
+/// @brief A partial value (this rank's part of a reduction over the dim
+/// @p Dim, sharded over the mesh axis @p Axis) used before the all-reduce
+/// that completes it.
+template <class Use, class Dim, class Axis>
+struct partial_value_used {
+  static_assert(always_false<Use, Dim, Axis>,
+                "dimtensor: the value is this rank's part of a reduction over a dim sharded over a mesh axis, "
+                "not the reduction (see partial_value_used<use, dimension, axis> above); complete it with "
+                "dist::all_reduce(x, comm) first");
+};
+
+/// A reduction that cannot be completed across ranks (argmax) over a sharded dim.
+template <class Call, class Dim, class Axis>
+struct reduction_over_sharded_dim {
+  static_assert(always_false<Call, Dim, Axis>,
+                "dimtensor: this reduction over a dim sharded over a mesh axis cannot be completed by an "
+                "all-reduce (see reduction_over_sharded_dim<call, dimension, axis> above); gather the dim "
+                "with dist::all_gather<D> first");
 };
 
 template <class Call, class Left, class Right>

@@ -24,6 +24,9 @@ inline constexpr index_t dynamic_extent = -1;
 template <class D, index_t N>
 struct fixed;
 
+template <class S, class Axis>
+struct sharded;
+
 /// @brief Base of every dimension tag (CRTP); use `DIMTENSOR_DIM` to declare one.
 ///
 /// A value of a tag is a named extent (`zeros<float>(Batch(2))`) or a named
@@ -40,6 +43,26 @@ struct dim {
   /// The same dimension with the static extent @p N: `Hidden::fixed<8>`.
   template <index_t N>
   using fixed = ::dimtensor::fixed<Derived, N>;
+
+  /// The same dimension cut over the ranks of the mesh axis @p Axis:
+  /// `Batch::sharded<Data>` (see `dimtensor::sharded`).
+  template <class Axis>
+  using sharded = ::dimtensor::sharded<Derived, Axis>;
+};
+
+/// @brief Base of every mesh axis tag (CRTP); use `DIMTENSOR_AXIS` to declare one.
+///
+/// A mesh axis names a group of ranks a dim is cut over: `Data` for data
+/// parallelism (every rank one part of Batch), a model axis for tensor
+/// parallelism.  Only its name matters: the communicator of the axis is
+/// given to the collectives at run time.
+template <class Derived>
+struct axis {};
+
+/// A type declared by `DIMTENSOR_AXIS`.
+template <class A>
+concept AxisTag = std::derived_from<A, axis<A>> && requires {
+  { A::axis_name } -> std::convertible_to<std::string_view>;
 };
 
 /// A type declared by `DIMTENSOR_DIM`.
@@ -61,17 +84,40 @@ struct fixed {
   static constexpr index_t value = N;
 };
 
+/// @brief The dimension spec @p S (a tag or `D::fixed<N>`) cut over the
+/// ranks of the mesh axis @p Axis: each rank holds its part.
+///
+/// Spelled `Batch::sharded<Data>`.  The extent a tensor reports is the
+/// local one (dynamic: the ranks' parts may differ).  Elementwise
+/// operations between operands sharded differently, and using a reduction
+/// over a sharded dim before the all-reduce that completes it
+/// (`partial`), are compile errors that name the dim and the axes.
+template <class S, class Axis>
+struct sharded {
+  static_assert(AxisTag<Axis>, "dimtensor: D::sharded<Axis> needs a mesh axis declared with DIMTENSOR_AXIS");
+  /// The mesh axis.
+  using axis_type = Axis;
+};
+
 namespace detail {
 template <class S>
 struct spec_traits {
   using dim_type = S;
+  using axis_type = void;
   static constexpr index_t extent = dynamic_extent;
 };
 template <class D, index_t N>
 struct spec_traits<fixed<D, N>> {
   static_assert(N >= 0, "dimtensor: a static extent must not be negative");
   using dim_type = D;
+  using axis_type = void;
   static constexpr index_t extent = N;
+};
+template <class S, class Axis>
+struct spec_traits<sharded<S, Axis>> {
+  using dim_type = typename spec_traits<S>::dim_type;
+  using axis_type = Axis;
+  static constexpr index_t extent = dynamic_extent;
 };
 }  // namespace detail
 
@@ -86,6 +132,29 @@ inline constexpr index_t static_extent_v = detail::spec_traits<S>::extent;
 /// Whether a spec's extent is known at compile time.
 template <class S>
 inline constexpr bool is_static_v = static_extent_v<S> != dynamic_extent;
+
+/// The mesh axis a spec is sharded over (`void` when it is not).
+template <class S>
+using axis_of = typename detail::spec_traits<S>::axis_type;
+
+/// Whether a spec is sharded over a mesh axis.
+template <class S>
+inline constexpr bool is_sharded_v = !std::is_void_v<axis_of<S>>;
+
+namespace detail {
+template <class S>
+struct unsharded_spec {
+  using type = S;
+};
+template <class S, class Axis>
+struct unsharded_spec<sharded<S, Axis>> {
+  using type = S;
+};
+}  // namespace detail
+
+/// The spec @p S without its sharding: `unsharded_t<Batch::sharded<Data>>` is `Batch`.
+template <class S>
+using unsharded_t = typename detail::unsharded_spec<S>::type;
 
 /// A dimension spec: a tag or `fixed<Tag, N>`.
 template <class S>

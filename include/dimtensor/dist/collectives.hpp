@@ -37,6 +37,7 @@
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/dist/communicator.hpp>
 #include <dimtensor/kernel/call.hpp>
+#include <dimtensor/tensor/partial.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor::call {
@@ -192,7 +193,8 @@ Tensor& broadcast(Tensor& x, communicator const& comm, int root = 0) {
 /// differ), its other extents are @p x's, which every rank must share
 /// (`shape_error` on every rank otherwise, naming D, both ranks and their
 /// shapes).  D's extent must be dynamic in the type (a compile error
-/// names the dim otherwise).
+/// names the dim otherwise).  A D sharded over a mesh axis
+/// (`D::sharded<Axis>`) is whole in the result's type.
 template <class D, class Tensor>
   requires is_tensor_v<Tensor>
 auto all_gather(Tensor const& x, communicator const& comm) {
@@ -220,7 +222,9 @@ auto all_gather(Tensor const& x, communicator const& comm) {
     }
     auto ext = x.extents();
     ext[d] = total;
-    Tensor out(ext);
+    // The whole dim: a dim sharded over a mesh axis is whole after the gather.
+    using whole_specs = boost::mp11::mp_replace_at_c<L, d, unsharded_t<meta::spec_for<D, L>>>;
+    tensor_with_dims<typename Tensor::backend, T, whole_specs> out(ext);
     auto const mine = detail::host_copy(x);
     auto gathered = dimtensor::detail::host_buffer<T>(outer * total * inner);
     comm.raw().all_gather(mine.get(), gathered.get(), bytes);
@@ -308,6 +312,43 @@ auto reduce_scatter(Tensor const& x, communicator const& comm, reduce_op op = re
     backend_copy_from_host(typename Tensor::backend{}, out.data(), static_cast<T const*>(received.get()), out.size());
     return out;
   }
+}
+
+/// @brief Completes this rank's part @p p of a reduction over a dim sharded
+/// over a mesh axis (what `sum`, `mean`, `max`, `min` and `contract` over
+/// `D::sharded<Axis>` return): the ranks' parts combined, the plain tensor
+/// every rank then holds.  A sum adds the parts; a mean weighs each rank's
+/// by the number of elements it reduced (so uneven parts give the mean of
+/// the whole); max and min take the extreme.  @p comm is the group of the
+/// axis.  The result is a value, not recorded by autograd (a partial loss
+/// is back-propagated on each rank, see `partial::backward`).
+template <class Tensor, class D, class Axis, class Reduction>
+Tensor all_reduce(partial<Tensor, D, Axis, Reduction> const& p, communicator const& comm) {
+  using T = typename Tensor::value_type;
+  autograd::no_grad const guard;
+  Tensor out = p.local_part().detach().clone();
+  if constexpr (std::is_same_v<Reduction, call::mean>) {
+    // sum over the ranks of (mean_r * n_r) / sum of n_r
+    auto const n = static_cast<T>(p.reduced_extent());
+    detail::with_host_elements(out, [&](T* e, index_t k) {
+      for (index_t i = 0; i < k; ++i) e[i] = e[i] * n;
+    });
+    all_reduce(out, comm, reduce_op::sum);
+    basic_tensor<dimtensor::host_backend, double> count(uninitialized, {});
+    count.data()[0] = static_cast<double>(p.reduced_extent());
+    all_reduce(count, comm, reduce_op::sum);
+    T const total = static_cast<T>(count.data()[0]);
+    detail::with_host_elements(out, [&](T* e, index_t k) {
+      for (index_t i = 0; i < k; ++i) e[i] = e[i] / total;
+    });
+  } else if constexpr (std::is_same_v<Reduction, call::max>) {
+    all_reduce(out, comm, reduce_op::max);
+  } else if constexpr (std::is_same_v<Reduction, call::min>) {
+    all_reduce(out, comm, reduce_op::min);
+  } else {
+    all_reduce(out, comm, reduce_op::sum);
+  }
+  return out;
 }
 
 }  // namespace dimtensor::dist

@@ -22,6 +22,8 @@
 #include <iterator>
 #include <utility>
 
+#include <boost/mp11/algorithm.hpp>
+
 #include <dimtensor/core/dim.hpp>
 #include <dimtensor/core/dims.hpp>
 #include <dimtensor/core/error.hpp>
@@ -75,6 +77,23 @@ auto shard(X const& x, communicator const& comm, split how = split::even) {
   }
   row_range const part = rows_of(static_cast<std::size_t>(n), comm.rank(), p);
   return slice<D>(x, static_cast<index_t>(part.begin), static_cast<index_t>(part.end));
+}
+
+/// @brief This rank's part of @p x along @p D as `shard<D>` cuts it, its
+/// type saying so: D becomes `D::sharded<Axis>`, so that an elementwise
+/// operation with a whole tensor, or using a reduction over D before
+/// `dist::all_reduce`, is a compile error naming D and @p Axis.  @p comm is
+/// the axis's group.  A view of @p x's elements, not recorded by autograd
+/// (a batch of data: the model's parameters are what get gradients).
+template <class D, class Axis, class X>
+  requires is_tensor_v<X>
+auto shard(X const& x, communicator const& comm, split how = split::even) {
+  using L = typename X::specs;
+  constexpr std::size_t d = meta::index_of_v<D, L>;
+  using typed = boost::mp11::mp_replace_at_c<L, d, sharded<meta::spec_for<D, L>, Axis>>;
+  auto const part = shard<D>(x, comm, how);
+  return tensor_with_dims<typename X::backend, typename X::value_type, typed>(part.storage(), part.data(),
+                                                                               part.extents(), part.strides());
 }
 
 namespace detail {

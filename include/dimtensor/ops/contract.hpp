@@ -46,6 +46,7 @@
 #include <dimtensor/core/shape.hpp>
 #include <dimtensor/kernel/call.hpp>
 #include <dimtensor/kernel/layout.hpp>
+#include <dimtensor/tensor/partial.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
@@ -557,15 +558,30 @@ constexpr auto operands_diagnosis() {
 
 /// The first shared dim (D or a batch dim) whose static extents differ, as
 /// an extent_mismatch diagnostic, or void.
+/// Whether the operands' dims LA and LB shard the dim X over different mesh axes (or one only).
+template <class LA, class LB>
+struct sharded_differently_in {
+  /// The question, for Mp11.
+  template <class X>
+  using fn = mp::mp_bool<!std::is_same_v<axis_of<spec_for<X, LA>>, axis_of<spec_for<X, LB>>>>;
+};
+
 template <class Call, class D, class LA, class LB>
 constexpr auto shared_extents_diagnosis() {
   using plan = contraction_plan<D, LA, LB>;
-  if constexpr (plan::extents_ok) {
-    return std::type_identity<void>{};
-  } else {
+  // The first shared dim the operands shard over different mesh axes (or one only).
+  using axes_clash = mp::mp_find_if_q<typename plan::shared, sharded_differently_in<LA, LB>>;
+  if constexpr (!plan::extents_ok) {
     using X = mp::mp_at_c<typename plan::shared, plan::first_clash>;
     return std::type_identity<diagnostic::extent_mismatch<
         Call, X, diagnostic::extents<static_extent_v<spec_for<X, LA>>, static_extent_v<spec_for<X, LB>>>>>{};
+  } else if constexpr (axes_clash::value < mp::mp_size<typename plan::shared>::value) {
+    using X = mp::mp_at<typename plan::shared, axes_clash>;
+    return std::type_identity<diagnostic::sharded_differently<
+        Call, X, diagnostic::left_axis<typename diagnostic::axis_name_of<axis_of<spec_for<X, LA>>>::type>,
+        diagnostic::right_axis<typename diagnostic::axis_name_of<axis_of<spec_for<X, LB>>>::type>>>{};
+  } else {
+    return std::type_identity<void>{};
   }
 }
 
@@ -664,6 +680,11 @@ auto contract_affine_checked(std::string_view name, TA const& a, TB const& b, TC
 /// `contract<In>(x /*[Batch, Queries, In]*/, w /*[Out, In]*/)` is
 /// [Batch, Queries, Out].
 ///
+/// A D sharded over a mesh axis (`D::sharded<Axis>`, in both operands) makes
+/// the result this rank's part of the sum (`partial`, completed by
+/// `dist::all_reduce`); a shared dim sharded differently in the operands is
+/// `sharded_differently<call::contract, …>`.
+///
 /// Operands may be any expressions (lazy ones are evaluated first, see
 /// `contract_operand`) of the same element type (`element_types_differ`
 /// otherwise).  The result is a fresh contiguous tensor.  Differentiable in
@@ -674,7 +695,15 @@ auto contract(A const& a, B const& b) {
   if constexpr (rejects(detail::contract_diagnosis<D, A, B>())) {
     return ill_formed{};
   } else {
-    return detail::contract_operands<D>("contract", a, b);
+    using spec = meta::spec_for<D, typename expr_t<A>::specs>;
+    if constexpr (is_sharded_v<spec>) {
+      // A sum over a sharded dim: this rank's part of it.
+      auto out = detail::contract_operands<D>("contract", a, b);
+      return partial<decltype(out), D, axis_of<spec>, call::sum>(
+          std::move(out), a.extents()[meta::index_of_v<D, typename expr_t<A>::specs>]);
+    } else {
+      return detail::contract_operands<D>("contract", a, b);
+    }
   }
 }
 

@@ -46,6 +46,7 @@
 #include <dimtensor/kernel/call.hpp>
 #include <dimtensor/kernel/layout.hpp>
 #include <dimtensor/ops/elementwise.hpp>
+#include <dimtensor/tensor/partial.hpp>
 #include <dimtensor/tensor/tensor.hpp>
 
 namespace dimtensor {
@@ -188,6 +189,29 @@ auto keep_dim_view(G const& g) {
   }
 }
 
+/// Whether a spec is sharded over a mesh axis, as a type (for Mp11).
+template <class S>
+using sharded_spec = std::bool_constant<is_sharded_v<S>>;
+
+/// The first spec of L sharded over a mesh axis (void when none is).
+template <class L>
+using first_sharded_spec =
+    mp::mp_eval_if_c<mp::mp_find_if<L, sharded_spec>::value == mp::mp_size<L>::value, void, mp::mp_at, L,
+                     mp::mp_find_if<L, sharded_spec>>;
+
+/// @p out, or, when @p Spec is sharded over a mesh axis, this rank's part
+/// of the reduction over it (`partial`), which reduced @p n elements.
+template <class Call, class Spec, class Out>
+auto maybe_partial(Out&& out, index_t n) {
+  if constexpr (std::is_void_v<Spec>) {
+    return std::forward<Out>(out);
+  } else if constexpr (!is_sharded_v<Spec>) {
+    return std::forward<Out>(out);
+  } else {
+    return partial<std::remove_cvref_t<Out>, dim_of<Spec>, axis_of<Spec>, Call>(std::forward<Out>(out), n);
+  }
+}
+
 /// Reduction K of @p x over D (kept with extent 1 when Keep).
 template <class Call, reduction_kind K, bool Keep, class D, class E>
 auto reduce_dim(E const& x) {
@@ -198,6 +222,9 @@ auto reduce_dim(E const& x) {
     using T = typename E::value_type;
     if constexpr (reduce_check<K, D, E>() != reduce_status::ok) {
       diagnose_reduce<Call, K, D, E>();
+      return ill_formed{};
+    } else if constexpr (K == reduction_kind::argmax && is_sharded_v<spec_for<D, S>>) {
+      (void)diagnostic::fire<diagnostic::reduction_over_sharded_dim<Call, D, axis_of<spec_for<D, S>>>>;
       return ill_formed{};
     } else {
       using R = reduction_result_t<K, T>;
@@ -236,7 +263,7 @@ auto reduce_dim(E const& x) {
           }
         }
       }
-      return out;
+      return maybe_partial<Call, spec_for<D, S>>(std::move(out), s.n);
     }
   }
 }
@@ -286,7 +313,7 @@ auto reduce_all(E const& x) {
           }
         }
       }
-      return out;
+      return maybe_partial<Call, first_sharded_spec<typename E::specs>>(std::move(out), in.size());
     }
   }
 }

@@ -65,6 +65,14 @@ TEST_CASE("thread world: split makes groups by color, ordered by key", "[dist][t
   }
 }
 
+TEST_CASE("thread world: a batch sharded in the type, its reductions completed by all_reduce, gathered whole",
+          "[dist][threads]") {
+  for (int ranks : {2, 3}) {
+    auto const got = on_threads(ranks, dist_cases::run_typed);
+    for (int r = 0; r < ranks; ++r) dist_cases::check_typed(got[static_cast<std::size_t>(r)], r, ranks);
+  }
+}
+
 TEST_CASE("thread world: broadcast_parameters, then ranks with parts of the batch give the whole batch's gradient",
           "[dist][threads]") {
   std::vector<double> weight_grad;

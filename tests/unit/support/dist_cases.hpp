@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <dimtensor/dimtensor.hpp>
@@ -284,6 +285,75 @@ inline void check_split(std::array<double, 3> const& got, int rank, int ranks) {
     if (r > rank) before += 1;
   }
   CHECK(got == std::array<double, 3>{before, members, sum});
+}
+
+// ---------------------------------------------------------------------------
+// Sharding in the type: Batch cut over the data axis unevenly (7 rows), the
+// reductions over it completed by all_reduce, the gather whole again, and a
+// loss over the sharded batch back-propagated.
+DIMTENSOR_AXIS(Data);
+
+struct typed_result {
+  index_t local_rows = 0;
+  std::vector<double> sum;
+  std::vector<double> mean;
+  std::vector<double> max;
+  std::vector<double> min;
+  std::vector<double> contracted;
+  std::vector<double> gathered;
+  double loss = 0;
+};
+
+// Row b of the batch: [b, 10 - b].
+inline dt::tensor<double, Batch, Col> typed_batch() {
+  dt::tensor<double, Batch, Col> x(Batch(7), Col(2));
+  for (index_t b = 0; b < 7; ++b) {
+    x(Batch(b), Col(0)) = static_cast<double>(b);
+    x(Batch(b), Col(1)) = static_cast<double>(10 - b);
+  }
+  return x;
+}
+
+inline typed_result run_typed(dist::communicator const& comm) {
+  typed_result out;
+  auto const mine = dist::shard<Batch, Data>(typed_batch(), comm, dist::split::uneven);
+  static_assert(std::is_same_v<std::remove_cvref_t<decltype(mine)>,
+                               dt::tensor<double, Batch::sharded<Data>, Col>>);
+  out.local_rows = mine.extent<Batch>();
+  out.sum = elements(dist::all_reduce(dt::sum<Batch>(mine), comm));
+  out.mean = elements(dist::all_reduce(dt::mean<Batch>(mine), comm));
+  out.max = elements(dist::all_reduce(dt::max<Batch>(mine), comm));
+  out.min = elements(dist::all_reduce(dt::min<Batch>(mine), comm));
+  out.contracted = elements(dist::all_reduce(dt::contract<Batch>(mine, mine), comm));  // [Col]: sum of squares
+  auto const whole = dist::all_gather<Batch>(mine, comm);
+  static_assert(std::is_same_v<std::remove_cvref_t<decltype(whole)>, dt::tensor<double, Batch, Col>>);
+  out.gathered = elements(whole);
+  // A loss over the sharded batch, w · x summed: its gradient over w is the
+  // sum of the rows, partial on each rank.
+  dt::tensor<double, Col> w{1.0, 1.0};
+  w.requires_grad_();
+  auto const loss = dt::sum(mine * w);
+  static_assert(dt::is_partial_v<std::remove_cvref_t<decltype(loss)>>);
+  loss.backward();
+  dist::all_reduce_gradients(dt::optim::parameter_list(w), comm);
+  out.loss = dist::all_reduce(loss, comm).item();
+  auto const g = elements(w.grad());
+  out.contracted.insert(out.contracted.end(), g.begin(), g.end());
+  return out;
+}
+
+inline void check_typed(typed_result const& got, int rank, int ranks) {
+  CHECK(got.local_rows == static_cast<index_t>(dist::rows_of(7, rank, ranks).size()));
+  // Column 0 holds 0..6, column 1 holds 10..4.
+  CHECK(got.sum == std::vector<double>{21, 49});
+  CHECK(got.mean[0] == Approx(3));
+  CHECK(got.mean[1] == Approx(7));
+  CHECK(got.max == std::vector<double>{6, 10});
+  CHECK(got.min == std::vector<double>{0, 4});
+  // sum of squares of each column, then the gradient of sum(x · w): the column sums
+  CHECK(got.contracted == std::vector<double>{91, 371, 21, 49});
+  CHECK(got.gathered == elements(typed_batch()));
+  CHECK(got.loss == 70);
 }
 
 // ---------------------------------------------------------------------------
