@@ -1,11 +1,21 @@
 // broadcast_parameters and all_reduce_gradients (dist/data_parallel.hpp).
 
 #include <algorithm>
+#include <array>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
 #include <vector>
+
+#include <dimtensor/autograd/graph.hpp>
 
 #include <dimtensor/core/error.hpp>
 #include <dimtensor/dist/communicator.hpp>
@@ -176,5 +186,233 @@ void all_reduce_gradients(optim::parameter_list const& params, communicator cons
   flush(floats);
   flush(doubles);
 }
+
+}  // namespace dimtensor::dist
+
+// ---------------------------------------------------------------------------
+// data_parallel: buckets reduced on a communication thread as the backward
+// pass finishes them.
+
+namespace dimtensor::dist {
+
+struct data_parallel::impl final : autograd::backward_listener {
+  impl(optim::parameter_list p, communicator c, gradient_options o)
+      : params(std::move(p)), comm(std::move(c)), options(o) {}
+
+  struct bucket {
+    scalar_type type = scalar_type::f32;
+    std::vector<std::size_t> members;  // parameter indices
+    std::vector<unsigned char> buffer;
+    std::size_t waiting = 0;  // members not final yet in this pass
+    bool sent = false;
+  };
+
+  optim::parameter_list params;
+  communicator comm;
+  gradient_options options;
+  std::vector<bucket> buckets;
+  std::vector<std::size_t> bucket_of;  // per parameter
+  std::unordered_map<autograd::tensor_state const*, std::size_t> index_of;  // a parameter's state -> its index
+  std::vector<std::size_t> uses;      // per parameter: nodes of this pass that still hand it a gradient
+  std::size_t next_to_send = 0;       // buckets go in order
+  std::size_t sent_in_backward = 0;
+  std::size_t sent_last_pass = 0;
+  bool in_pass = false;
+  int paused = 0;                     // no_sync scopes alive
+  autograd::backward_listener* previous = nullptr;
+
+  // The communication thread and its queue of bucket indices.
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<std::size_t> queue;
+  std::size_t done = 0;               // buckets reduced in this round
+  std::size_t queued = 0;             // buckets handed over in this round
+  bool stopping = false;
+  std::exception_ptr failure;
+  std::thread worker;
+
+  void begin(std::vector<autograd::tensor_state*> const& order) override {
+    if (paused > 0) return;
+    in_pass = true;
+    std::fill(uses.begin(), uses.end(), 0);
+    for (autograd::tensor_state const* s : order) {
+      if (!s->grad_fn) continue;
+      for (auto const& input : s->grad_fn->inputs) {
+        auto const it = index_of.find(input.get());
+        if (it != index_of.end()) ++uses[it->second];
+      }
+    }
+    for (bucket& b : buckets) {
+      b.waiting = 0;
+      for (std::size_t k : b.members) {
+        if (uses[k] > 0) ++b.waiting;
+      }
+    }
+    sent_in_backward = 0;
+    send_ready();
+  }
+
+  void node_done(autograd::node const& n) override {
+    if (!in_pass) return;
+    for (auto const& input : n.inputs) {
+      auto const it = index_of.find(input.get());
+      if (it == index_of.end()) continue;
+      std::size_t const k = it->second;
+      if (uses[k] > 0 && --uses[k] == 0) {
+        bucket& b = buckets[bucket_of[k]];
+        --b.waiting;
+        if (b.waiting == 0) send_ready();
+      }
+    }
+  }
+
+  void end() override {
+    if (!in_pass) return;
+    in_pass = false;
+    sent_last_pass = sent_in_backward;
+  }
+
+  // Hands over, in order, every bucket whose gradients are final.
+  void send_ready() {
+    while (next_to_send < buckets.size() && buckets[next_to_send].waiting == 0) {
+      send(next_to_send);
+      ++next_to_send;
+      if (in_pass) ++sent_in_backward;
+    }
+  }
+
+  // Copies bucket i's gradients into its buffer and queues it.
+  void send(std::size_t i) {
+    bucket& b = buckets[i];
+    std::size_t at = 0;
+    for (std::size_t k : b.members) {
+      optim::parameter_ref const& p = params.entries()[k];
+      p.ensure_grad();
+      std::size_t const bytes = static_cast<std::size_t>(p.size()) * size_of(b.type);
+      if (p.host_accessible()) {
+        std::memcpy(b.buffer.data() + at, p.grad_data(), bytes);
+      } else {
+        p.copy_to_host(b.buffer.data() + at, p.grad_data());
+      }
+      at += bytes;
+    }
+    b.sent = true;
+    std::lock_guard<std::mutex> const lock(mutex);
+    queue.push_back(i);
+    ++queued;
+    changed.notify_all();
+  }
+
+  // The communication thread: reduces the queued buckets, in order, and
+  // writes the sums back into the gradients.
+  void work() {
+    double const factor = options.op == reduce_op::mean ? 1.0 / comm.size() : 1.0;
+    for (;;) {
+      std::size_t i = 0;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        changed.wait(lock, [&] { return stopping || !queue.empty(); });
+        if (queue.empty()) return;
+        i = queue.front();
+        queue.pop_front();
+      }
+      try {
+        bucket& b = buckets[i];
+        comm.raw().all_reduce(b.buffer.data(), b.buffer.size() / size_of(b.type), b.type, reduce_op::sum);
+        std::size_t at = 0;
+        for (std::size_t k : b.members) {
+          optim::parameter_ref const& p = params.entries()[k];
+          std::size_t const bytes = static_cast<std::size_t>(p.size()) * size_of(b.type);
+          if (p.host_accessible()) {
+            std::memcpy(p.grad_data(), b.buffer.data() + at, bytes);
+          } else {
+            p.copy_from_host(p.grad_data(), b.buffer.data() + at);
+          }
+          if (factor != 1.0) p.scale_grad(factor);
+          at += bytes;
+        }
+      } catch (...) {
+        std::lock_guard<std::mutex> const lock(mutex);
+        if (!failure) failure = std::current_exception();
+      }
+      std::lock_guard<std::mutex> const lock(mutex);
+      ++done;
+      changed.notify_all();
+    }
+  }
+
+  void wait() {
+    in_pass = false;
+    while (next_to_send < buckets.size()) {
+      send(next_to_send);
+      ++next_to_send;
+    }
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [&] { return done == queued; });
+    std::exception_ptr const f = failure;
+    failure = nullptr;
+    done = 0;
+    queued = 0;
+    next_to_send = 0;
+    for (bucket& b : buckets) b.sent = false;
+    lock.unlock();
+    if (f) std::rethrow_exception(f);
+    for (optim::parameter_ref const& p : params) p.set_grad_partial(false);
+  }
+};
+
+data_parallel::data_parallel(optim::parameter_list params, communicator comm, gradient_options options)
+    : impl_(std::make_unique<impl>(std::move(params), std::move(comm), options)) {
+  impl& m = *impl_;
+  if (options.op != reduce_op::sum && options.op != reduce_op::mean) {
+    throw value_error("data_parallel: the reduction is sum or mean, got " + std::string(name_of(options.op)));
+  }
+  broadcast_parameters(m.params, m.comm);
+  auto const& entries = m.params.entries();
+  m.bucket_of.assign(entries.size(), 0);
+  m.uses.assign(entries.size(), 0);
+  // Buckets in the reverse of the parameters' order, one element type each.
+  std::array<std::ptrdiff_t, 2> open{-1, -1};  // the open bucket of float, of double
+  for (std::size_t k = entries.size(); k-- > 0;) {
+    optim::parameter_ref const& p = entries[k];
+    m.index_of.emplace(p.state(), k);
+    scalar_type const type = p.is_double() ? scalar_type::f64 : scalar_type::f32;
+    std::size_t const bytes = static_cast<std::size_t>(p.size()) * size_of(type);
+    std::ptrdiff_t& o = open[p.is_double() ? 1 : 0];
+    if (o < 0 || (!m.buckets[static_cast<std::size_t>(o)].members.empty() &&
+                  m.buckets[static_cast<std::size_t>(o)].buffer.size() + bytes > options.bucket_bytes)) {
+      m.buckets.emplace_back();
+      m.buckets.back().type = type;
+      o = static_cast<std::ptrdiff_t>(m.buckets.size() - 1);
+    }
+    impl::bucket& b = m.buckets[static_cast<std::size_t>(o)];
+    b.members.push_back(k);
+    b.buffer.resize(b.buffer.size() + bytes);
+    m.bucket_of[k] = static_cast<std::size_t>(o);
+  }
+  m.worker = std::thread([&m] { m.work(); });
+  m.previous = autograd::install_backward_listener(&m);
+}
+
+data_parallel::~data_parallel() {
+  impl& m = *impl_;
+  autograd::install_backward_listener(m.previous);
+  {
+    std::lock_guard<std::mutex> const lock(m.mutex);
+    m.stopping = true;
+    m.changed.notify_all();
+  }
+  m.worker.join();
+}
+
+void data_parallel::wait() { impl_->wait(); }
+
+std::size_t data_parallel::bucket_count() const noexcept { return impl_->buckets.size(); }
+
+std::size_t data_parallel::buckets_sent_during_backward() const noexcept { return impl_->sent_last_pass; }
+
+data_parallel::no_sync_scope::no_sync_scope(data_parallel& owner) : owner_(&owner) { ++owner_->impl_->paused; }
+
+data_parallel::no_sync_scope::~no_sync_scope() { --owner_->impl_->paused; }
 
 }  // namespace dimtensor::dist

@@ -49,6 +49,11 @@ TEST_CASE("mpi: a batch sharded in the type, its reductions completed by all_red
   dist_cases::check_typed(dist_cases::run_typed(comm), comm.rank(), comm.size());
 }
 
+TEST_CASE("mpi: data_parallel reduces buckets during the backward pass, and not inside no_sync",
+          "[dist][mpi][data_parallel]") {
+  dist_cases::check_overlap(dist_cases::run_overlap(dist_test::world()));
+}
+
 TEST_CASE("mpi: broadcast_parameters, then ranks with parts of the batch give the whole batch's gradient",
           "[dist][mpi][data_parallel]") {
   dist::communicator const& comm = dist_test::world();

@@ -174,6 +174,40 @@ class enable_grad {
   bool previous_;
 };
 
+/// @brief What a backward pass tells a listener installed on its thread
+/// (`install_backward_listener`): the states it will visit, each node once
+/// its backward has run (whether or not it had a gradient to hand on), and
+/// its end.  Data parallelism listens to start reducing a bucket of
+/// gradients as soon as no node left can add to them (dist::data_parallel).
+class backward_listener {
+ public:
+  backward_listener() = default;
+  backward_listener(backward_listener const&) = delete;
+  backward_listener& operator=(backward_listener const&) = delete;
+  virtual ~backward_listener() = default;
+  /// The pass will visit @p order (every state, each after those it depends on).
+  virtual void begin(std::vector<tensor_state*> const& order) = 0;
+  /// The node @p n has handed its gradients on.
+  virtual void node_done(node const& n) = 0;
+  /// The pass has ended (the gradients of replicated leaves are marked partial).
+  virtual void end() = 0;
+};
+
+namespace detail {
+inline backward_listener*& listener_slot() noexcept {
+  thread_local backward_listener* listener = nullptr;
+  return listener;
+}
+}  // namespace detail
+
+/// @brief Makes @p l (or nobody, for null) the listener of this thread's
+/// backward passes; returns the one it replaces.
+inline backward_listener* install_backward_listener(backward_listener* l) noexcept {
+  backward_listener* const previous = detail::listener_slot();
+  detail::listener_slot() = l;
+  return previous;
+}
+
 namespace detail {
 
 /// @brief A set of states by address: open addressing, linear probing,
@@ -254,16 +288,20 @@ void run_backward(tensor_state* root, Seed&& seed) {
     if (s->grad_fn) s->clear_grad();
   }
   no_grad const guard;  // the rules' own operations are not recorded
+  backward_listener* const listener = listener_slot();
+  if (listener != nullptr) listener->begin(order);
   seed();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     tensor_state* const s = *it;
     if (!s->grad_fn) continue;
     if (s->grad) s->grad_fn->backward(*s);
+    if (listener != nullptr) listener->node_done(*s->grad_fn);
     if (!s->retains_grad) s->clear_grad();
   }
   for (tensor_state* s : order) {
     if (s->replicated && s->grad) s->grad_partial = true;
   }
+  if (listener != nullptr) listener->end();
 }
 
 }  // namespace detail

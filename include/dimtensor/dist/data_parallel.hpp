@@ -22,6 +22,7 @@
 /// this call, until `all_reduce_gradients` has combined them.
 
 #include <cstddef>
+#include <memory>
 
 #include <dimtensor/dist/communicator.hpp>
 #include <dimtensor/optim/parameter_list.hpp>
@@ -58,5 +59,68 @@ void broadcast_parameters(optim::parameter_list const& params, communicator cons
 /// otherwise).  Collective.  Defined in the runtime.
 void all_reduce_gradients(optim::parameter_list const& params, communicator const& comm,
                           gradient_options const& options = {});
+
+/// @brief Data parallelism that overlaps the reduction with the backward
+/// pass: made on the thread that runs the backward passes, it broadcasts
+/// the parameters (as `broadcast_parameters`), then listens to this
+/// thread's backward passes, and hands each bucket of gradients to a
+/// communication thread as soon as no node left in the pass can add to it,
+/// so that the last layers' gradients travel while the first layers' are
+/// computed.  `wait()` after backward returns when every bucket is reduced.
+///
+///     dist::data_parallel dp(net, comm, {.bucket_bytes = 1 << 20});
+///     loss.backward();           // buckets leave as they are ready
+///     dp.wait();                 // the whole batch's gradients
+///     optim::clip_grad_norm(net, 1);
+///     optimizer.step();
+///
+/// Buckets are made once, in the reverse of the parameters' order, one
+/// element type each, and reduced in that order on every rank (a bucket
+/// ready before an earlier one waits for it).  Every parameter takes part:
+/// one without a gradient at the end of the pass takes part with zeros
+/// (and has a gradient afterwards).  `no_sync()` returns a scope in which
+/// backward passes only accumulate (gradient accumulation): the next pass
+/// outside reduces the sum.  One object per model and thread; not copyable.
+class data_parallel {
+ public:
+  /// Broadcasts @p params from rank 0 (checked key by key) and starts
+  /// listening to this thread's backward passes.  Collective.
+  data_parallel(optim::parameter_list params, communicator comm, gradient_options options = {});
+  data_parallel(data_parallel const&) = delete;
+  data_parallel& operator=(data_parallel const&) = delete;
+  /// Stops listening; waits for the communication thread.
+  ~data_parallel();
+
+  /// @brief Returns when every bucket of the last backward pass is reduced
+  /// (those that were not ready, for parameters the pass did not reach,
+  /// are reduced now); the gradients are then whole.  Rethrows a failure
+  /// of the communication thread.
+  void wait();
+
+  /// A scope whose backward passes accumulate without communicating.
+  class no_sync_scope {
+   public:
+    /// Ends the scope: the next backward pass reduces again.
+    ~no_sync_scope();
+    no_sync_scope(no_sync_scope const&) = delete;
+    no_sync_scope& operator=(no_sync_scope const&) = delete;
+
+   private:
+    friend class data_parallel;
+    explicit no_sync_scope(data_parallel& owner);
+    data_parallel* owner_;
+  };
+  /// Backward passes inside the returned scope only accumulate gradients.
+  [[nodiscard]] no_sync_scope no_sync() { return no_sync_scope(*this); }
+
+  /// The number of buckets.
+  std::size_t bucket_count() const noexcept;
+  /// How many buckets the last pass handed over before it ended (overlap).
+  std::size_t buckets_sent_during_backward() const noexcept;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
 
 }  // namespace dimtensor::dist

@@ -300,6 +300,8 @@ class parameter_ref {
   /// Marks the parameter replicated (`dist::broadcast_parameters`), so that
   /// backward passes leave its gradient partial.
   void set_replicated(bool on) const noexcept { state_->replicated = on; }
+  /// The autograd state the parameter shares with its tensor (what a backward pass visits).
+  autograd::tensor_state const* state() const noexcept { return state_.get(); }
   /// Whether the elements live in host memory (the backend is `host_accessible`).
   bool host_accessible() const noexcept { return ops_->host_accessible; }
   /// The elements' first element (in the backend's memory).

@@ -73,6 +73,14 @@ TEST_CASE("thread world: a batch sharded in the type, its reductions completed b
   }
 }
 
+TEST_CASE("thread world: data_parallel reduces buckets during the backward pass, and not inside no_sync",
+          "[dist][threads]") {
+  for (int ranks : {2, 3}) {
+    auto const got = on_threads(ranks, dist_cases::run_overlap);
+    for (auto const& g : got) dist_cases::check_overlap(g);
+  }
+}
+
 TEST_CASE("thread world: broadcast_parameters, then ranks with parts of the batch give the whole batch's gradient",
           "[dist][threads]") {
   std::vector<double> weight_grad;

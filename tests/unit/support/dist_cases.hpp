@@ -228,7 +228,8 @@ inline std::vector<std::string> run_mismatches(dist::communicator const& comm) {
     dist::broadcast(x, comm, comm.size());
   }));
   out.push_back(message_of([&] {
-    dt::nn::linear<In, Out> layer(In(3), Out(odd ? 4 : 2));
+    dt::generator gen(1);  // the process-wide generator is not for threads
+    dt::nn::linear<In, Out> layer(In(3), Out(odd ? 4 : 2), gen);
     dist::broadcast_parameters(layer, comm);
   }));
   out.push_back(message_of([&] {
@@ -361,7 +362,9 @@ inline void check_typed(typed_result const& got, int rank, int ranks) {
 // 6 rows; each rank takes its rows, and after all_reduce_gradients holds
 // the gradient of the whole batch, which one process computes here too.
 struct tiny_model : dt::nn::linear<In, Out> {
-  tiny_model() : dt::nn::linear<In, Out>(In(3), Out(2)) {}
+  // Every rank and the reference draw the same start from their own generator
+  // (the process-wide one is not for threads).
+  explicit tiny_model(dt::generator gen = dt::generator(1)) : dt::nn::linear<In, Out>(In(3), Out(2), gen) {}
 };
 
 inline dt::tensor<float, Batch, In> batch_rows(index_t begin, index_t end) {
@@ -443,6 +446,108 @@ inline void check_gradients(gradient_result const& got, std::vector<double> cons
     CHECK(got.mean_bias_grad[i] == Approx(bias_grad[i] / ranks).epsilon(1e-5));
   }
   CHECK(got.refused_after.empty());
+}
+
+// ---------------------------------------------------------------------------
+// Overlap: three layers, a bucket per parameter, reduced by data_parallel
+// during the backward pass, against all_reduce_gradients after it (the
+// same sums: the same bits); then two micro-batches, the first under
+// no_sync, against the reduction of their accumulated gradient.
+DIMTENSOR_DIM(Hidden);
+
+struct mlp {
+  dt::nn::linear<In, Hidden> first;
+  dt::nn::linear<Hidden, dt::prime<Hidden>> second;
+  dt::nn::linear<dt::prime<Hidden>, Out> third;
+  explicit mlp(dt::generator gen = dt::generator(3))
+      : first(In(3), Hidden(5), gen), second(Hidden(5), dt::prime<Hidden>(4), gen), third(dt::prime<Hidden>(4), Out(2), gen) {}
+  template <class F>
+  void for_each_parameter(F&& f, std::string const& prefix = "") {
+    first.for_each_parameter(f, prefix + "first.");
+    second.for_each_parameter(f, prefix + "second.");
+    third.for_each_parameter(f, prefix + "third.");
+  }
+  template <class F>
+  void for_each_parameter(F&& f, std::string const& prefix = "") const {
+    first.for_each_parameter(f, prefix + "first.");
+    second.for_each_parameter(f, prefix + "second.");
+    third.for_each_parameter(f, prefix + "third.");
+  }
+  void backward_on(dt::tensor<float, Batch, In> const& x) {
+    auto const y = third(dt::tanh(second(dt::tanh(first(x)))));
+    dt::sum(y * y).backward();
+  }
+};
+
+inline std::vector<double> gradients_of(dt::optim::parameter_list const& params) {
+  std::vector<double> out;
+  for (auto const& p : params) {
+    std::vector<float> g(static_cast<std::size_t>(p.size()));
+    p.copy_to_host(g.data(), p.grad_data());
+    out.insert(out.end(), g.begin(), g.end());
+  }
+  return out;
+}
+
+struct overlap_result {
+  std::size_t buckets = 0;
+  std::size_t sent_during_backward = 0;
+  std::vector<double> overlapped;
+  std::vector<double> after;
+  std::string refused_before_wait;
+  std::vector<double> accumulated;
+  std::vector<double> accumulated_after;
+};
+
+inline overlap_result run_overlap(dist::communicator const& comm) {
+  overlap_result out;
+  auto const part = dist::rows_of(6, comm.rank(), comm.size());
+  auto const rows = batch_rows(static_cast<index_t>(part.begin), static_cast<index_t>(part.end));
+  mlp synced;
+  dist::broadcast_parameters(synced, comm);
+  synced.backward_on(rows);
+  dist::all_reduce_gradients(synced, comm);
+  out.after = gradients_of(synced);
+
+  mlp overlapped;
+  {
+    dist::data_parallel dp(overlapped, comm, {dist::reduce_op::sum, 16});
+    out.buckets = dp.bucket_count();
+    dt::optim::sgd opt(overlapped, 0.1);
+    overlapped.backward_on(rows);
+    out.sent_during_backward = dp.buckets_sent_during_backward();
+    out.refused_before_wait = message_of([&] { opt.step(); });
+    dp.wait();
+    out.overlapped = gradients_of(overlapped);
+
+    // Two micro-batches: their rows' first and second halves.
+    dt::optim::parameter_list(overlapped).zero_grad();
+    auto const half = (part.end - part.begin) / 2;
+    {
+      auto const quiet = dp.no_sync();
+      overlapped.backward_on(batch_rows(static_cast<index_t>(part.begin), static_cast<index_t>(part.begin + half)));
+    }
+    overlapped.backward_on(batch_rows(static_cast<index_t>(part.begin + half), static_cast<index_t>(part.end)));
+    dp.wait();
+    out.accumulated = gradients_of(overlapped);
+  }
+  // The same accumulation reduced after both passes.
+  dt::optim::parameter_list(synced).zero_grad();
+  auto const half = (part.end - part.begin) / 2;
+  synced.backward_on(batch_rows(static_cast<index_t>(part.begin), static_cast<index_t>(part.begin + half)));
+  synced.backward_on(batch_rows(static_cast<index_t>(part.begin + half), static_cast<index_t>(part.end)));
+  dist::all_reduce_gradients(synced, comm);
+  out.accumulated_after = gradients_of(synced);
+  return out;
+}
+
+inline void check_overlap(overlap_result const& got) {
+  CHECK(got.buckets == 6);
+  // The buckets of the last layers leave while the first layers' gradients are computed.
+  CHECK(got.sent_during_backward >= 4);
+  CHECK(got.overlapped == got.after);
+  CHECK_THAT(got.refused_before_wait, Catch::StartsWith("sgd::step(): the gradient of first.weight"));
+  CHECK(got.accumulated == got.accumulated_after);
 }
 
 }  // namespace dist_cases
