@@ -225,3 +225,28 @@ function(dimtensor_add_cuda_skip_tests target)
     "endif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${include_file}")
 endfunction()
+
+# ---------------------------------------------------------------------------
+# dimtensor_dist_nccl: dist::nccl_communicator (include/dimtensor/dist/nccl.hpp,
+# src/dist/nccl/nccl.cu), NCCL's collectives on dimtensor::cuda's tensors,
+# where the toolkit has NCCL.  Compiled by nvcc in every CUDA build (CI
+# too); its test (tests/cuda, one rank) runs where a GPU is.
+# ---------------------------------------------------------------------------
+set(DIMTENSOR_WITH_NCCL OFF)
+find_path(DIMTENSOR_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS}
+  DOC "The folder holding NCCL's nccl.h")
+find_library(DIMTENSOR_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} "${CUDAToolkit_LIBRARY_ROOT}/lib"
+  "${CUDAToolkit_TARGET_DIR}/lib" DOC "NCCL's library")
+if(DIMTENSOR_NCCL_INCLUDE_DIR AND DIMTENSOR_NCCL_LIBRARY)
+  set(DIMTENSOR_WITH_NCCL ON)
+  add_library(dimtensor_dist_nccl STATIC "${PROJECT_SOURCE_DIR}/src/dist/nccl/nccl.cu")
+  target_include_directories(dimtensor_dist_nccl SYSTEM PRIVATE "${DIMTENSOR_NCCL_INCLUDE_DIR}")
+  target_link_libraries(dimtensor_dist_nccl PUBLIC dimtensor::dimtensor CUDA::cudart "${DIMTENSOR_NCCL_LIBRARY}")
+  target_compile_options(dimtensor_dist_nccl PRIVATE
+    "$<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<BOOL:${_dimtensor_cuda_std_flag}>>:${_dimtensor_cuda_std_flag}>"
+    "$<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<CUDA_COMPILER_ID:NVIDIA>>:-Xcompiler=-Wall,-Wextra>")
+  target_compile_definitions(dimtensor_dist_nccl PUBLIC DIMTENSOR_HAS_NCCL=1)
+  message(STATUS "dimtensor: NCCL ON (${DIMTENSOR_NCCL_LIBRARY})")
+else()
+  message(STATUS "dimtensor: NCCL OFF: the CUDA toolkit has no nccl.h and libnccl")
+endif()

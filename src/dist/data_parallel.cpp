@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -139,30 +140,46 @@ void all_reduce_gradients(optim::parameter_list const& params, communicator cons
     std::vector<std::size_t> members;
     std::size_t bytes = 0;
   };
-  std::vector<unsigned char> buffer;
+  // The buckets' buffer: kept from call to call on this thread, so that a
+  // step allocates (and the system maps) nothing.
+  thread_local std::unique_ptr<unsigned char[]> buffer;
+  thread_local std::size_t capacity = 0;
   auto const flush = [&](bucket& b) {
     if (b.members.empty()) return;
-    buffer.resize(b.bytes);
+    if (b.members.size() == 1 && entries[b.members[0]].host_accessible()) {
+      // One gradient in host memory: reduced where it is.
+      optim::parameter_ref const& p = entries[b.members[0]];
+      t.all_reduce(p.grad_data(), static_cast<std::size_t>(p.size()), b.type, reduce_op::sum);
+      if (factor != 1.0) p.scale_grad(factor);
+      p.set_grad_partial(false);
+      b.members.clear();
+      b.bytes = 0;
+      return;
+    }
+    if (capacity < b.bytes) {
+      buffer = std::make_unique_for_overwrite<unsigned char[]>(b.bytes);
+      capacity = b.bytes;
+    }
     std::size_t at = 0;
     for (std::size_t k : b.members) {
       optim::parameter_ref const& p = entries[k];
       std::size_t const bytes = static_cast<std::size_t>(p.size()) * size_of(b.type);
       if (p.host_accessible()) {
-        std::memcpy(buffer.data() + at, p.grad_data(), bytes);
+        std::memcpy(buffer.get() + at, p.grad_data(), bytes);
       } else {
-        p.copy_to_host(buffer.data() + at, p.grad_data());
+        p.copy_to_host(buffer.get() + at, p.grad_data());
       }
       at += bytes;
     }
-    t.all_reduce(buffer.data(), b.bytes / size_of(b.type), b.type, reduce_op::sum);
+    t.all_reduce(buffer.get(), b.bytes / size_of(b.type), b.type, reduce_op::sum);
     at = 0;
     for (std::size_t k : b.members) {
       optim::parameter_ref const& p = entries[k];
       std::size_t const bytes = static_cast<std::size_t>(p.size()) * size_of(b.type);
       if (p.host_accessible()) {
-        std::memcpy(p.grad_data(), buffer.data() + at, bytes);
+        std::memcpy(p.grad_data(), buffer.get() + at, bytes);
       } else {
-        p.copy_from_host(p.grad_data(), buffer.data() + at);
+        p.copy_from_host(p.grad_data(), buffer.get() + at);
       }
       if (factor != 1.0) p.scale_grad(factor);
       p.set_grad_partial(false);
@@ -203,6 +220,7 @@ struct data_parallel::impl final : autograd::backward_listener {
     scalar_type type = scalar_type::f32;
     std::vector<std::size_t> members;  // parameter indices
     std::vector<unsigned char> buffer;
+    bool in_place = false;    // one gradient in host memory: no copy
     std::size_t waiting = 0;  // members not final yet in this pass
     bool sent = false;
   };
@@ -286,6 +304,10 @@ struct data_parallel::impl final : autograd::backward_listener {
     bucket& b = buckets[i];
     std::size_t at = 0;
     for (std::size_t k : b.members) {
+      if (b.in_place) {  // reduced where it is, by the communication thread
+        params.entries()[k].ensure_grad();
+        break;
+      }
       optim::parameter_ref const& p = params.entries()[k];
       p.ensure_grad();
       std::size_t const bytes = static_cast<std::size_t>(p.size()) * size_of(b.type);
@@ -318,6 +340,15 @@ struct data_parallel::impl final : autograd::backward_listener {
       }
       try {
         bucket& b = buckets[i];
+        if (b.in_place) {
+          optim::parameter_ref const& p = params.entries()[b.members[0]];
+          comm.raw().all_reduce(p.grad_data(), static_cast<std::size_t>(p.size()), b.type, reduce_op::sum);
+          if (factor != 1.0) p.scale_grad(factor);
+          std::lock_guard<std::mutex> const lock(mutex);
+          ++done;
+          changed.notify_all();
+          continue;
+        }
         comm.raw().all_reduce(b.buffer.data(), b.buffer.size() / size_of(b.type), b.type, reduce_op::sum);
         std::size_t at = 0;
         for (std::size_t k : b.members) {
@@ -389,6 +420,10 @@ data_parallel::data_parallel(optim::parameter_list params, communicator comm, gr
     b.members.push_back(k);
     b.buffer.resize(b.buffer.size() + bytes);
     m.bucket_of[k] = static_cast<std::size_t>(o);
+  }
+  for (impl::bucket& b : m.buckets) {
+    b.in_place = b.members.size() == 1 && entries[b.members[0]].host_accessible();
+    if (b.in_place) b.buffer = {};
   }
   m.worker = std::thread([&m] { m.work(); });
   m.previous = autograd::install_backward_listener(&m);

@@ -14,6 +14,13 @@
 
 #include <dimtensor/io/npy.hpp>
 
+#if DIMTENSOR_HAS_NCCL
+#include <vector>
+
+#include <dimtensor/dist.hpp>
+#include <dimtensor/dist/nccl.hpp>
+#endif
+
 #ifndef DIMTENSOR_PARITY_DATA_DIR
 #error "DIMTENSOR_PARITY_DATA_DIR is not defined: build the CUDA tests with tests/cuda/CMakeLists.txt"
 #endif
@@ -265,5 +272,38 @@ TEST_CASE("masked_softmax and sequence_mask match d2l's goldens", "[cuda][masked
                golden<x_t>("sequence_mask_random_out"), 0.0);
   }
 }
+
+// ---------------------------------------------------------------------------
+// NCCL (dist::nccl_communicator) with one rank: NCCL refuses two ranks on
+// one GPU, so a machine with one GPU checks one rank, whose thread-world
+// control carries NCCL's id.  A sum, a mean and a max over one rank leave
+// the tensor as it is; a broadcast from rank 0 too; the shape check and the
+// all_gather (through the host) run over the control.
+// ---------------------------------------------------------------------------
+#if DIMTENSOR_HAS_NCCL
+TEST_CASE("NCCL: all_reduce and broadcast of device tensors on one rank", "[cuda][nccl]") {
+  namespace dist = dimtensor::dist;
+  dt::generator gen(5);
+  auto const host = dt::randn<float>(gen, Batch(3), Hidden(4));
+  std::string transport;
+  std::vector<std::string> failures;
+  dist::run_threads(1, [&](dist::communicator control) {
+    dist::communicator const comm = dist::nccl_communicator(control, 0);
+    transport = std::string(comm.transport_name());
+    auto x = on_device(host);
+    for (auto op : {dist::reduce_op::sum, dist::reduce_op::mean, dist::reduce_op::max}) {
+      dist::all_reduce(x, comm, op);
+    }
+    dist::broadcast(x, comm, 0);
+    auto const all = dist::all_gather<Batch>(x, comm);
+    auto const back = dt::to<dt::cpu>(all);
+    for (dt::index_t i = 0; i < host.size(); ++i) {
+      if (back.data()[i] != host.data()[i]) failures.push_back("element " + std::to_string(i));
+    }
+  });
+  CHECK(transport == "nccl");
+  CHECK(failures.empty());
+}
+#endif
 
 }  // namespace cuda_ops_test

@@ -15,7 +15,8 @@
 /// tensor that requires a gradient is refused while recording is on: call
 /// them on `x.detach()` or under `autograd::no_grad`.  Tensors of any host
 /// backend are reduced in place in their memory; tensors of a device
-/// backend go through a host copy.
+/// backend are reduced in the device's memory by a transport that takes it
+/// (NCCL: `all_reduce`, `broadcast`), through a host copy otherwise.
 
 #include <algorithm>
 #include <array>
@@ -155,6 +156,19 @@ Tensor& all_reduce(Tensor& x, communicator const& comm, reduce_op op = reduce_op
   }
   (void)detail::agree(comm.raw(), {detail::collective::all_reduce, call::all_reduce::name, scalar_type_of<T>(), op,
                                    0, -1, meta::names_of<L>::value, x.extents()});
+  if constexpr (!Tensor::backend::host_accessible) {
+    if (comm.raw().takes_device_memory()) {  // NCCL: the device's buffer itself
+      autograd::no_grad const guard;
+      Tensor c = x.is_contiguous() ? x : x.clone();
+      comm.raw().all_reduce_device(c.data(), static_cast<std::size_t>(c.size()), scalar_type_of<T>(),
+                                   op == reduce_op::mean ? reduce_op::sum : op);
+      if constexpr (std::is_floating_point_v<T>) {
+        if (op == reduce_op::mean) c.assign(c * (T(1) / static_cast<T>(comm.size())));
+      }
+      if (c.data() != x.data()) x.assign(c);
+      return x;
+    }
+  }
   detail::with_host_elements(x, [&](T* p, index_t n) {
     comm.raw().all_reduce(p, static_cast<std::size_t>(n), scalar_type_of<T>(),
                           op == reduce_op::mean ? reduce_op::sum : op);
@@ -183,6 +197,15 @@ Tensor& broadcast(Tensor& x, communicator const& comm, int root = 0) {
   }
   (void)detail::agree(comm.raw(), {detail::collective::broadcast, call::broadcast::name, scalar_type_of<T>(),
                                    reduce_op::sum, root, -1, meta::names_of<L>::value, x.extents()});
+  if constexpr (!Tensor::backend::host_accessible) {
+    if (comm.raw().takes_device_memory()) {  // NCCL: the device's buffer itself
+      autograd::no_grad const guard;
+      Tensor c = x.is_contiguous() ? x : x.clone();
+      comm.raw().broadcast_device(c.data(), static_cast<std::size_t>(c.size()) * sizeof(T), root);
+      if (c.data() != x.data()) x.assign(c);
+      return x;
+    }
+  }
   detail::with_host_elements(
       x, [&](T* p, index_t n) { comm.raw().broadcast(p, static_cast<std::size_t>(n) * sizeof(T), root); });
   return x;
