@@ -4,7 +4,8 @@
 #   2. release build (preset `ci`: the `release` preset's tests, examples,
 #      benchmarks, docs and CUDA targets, less the unit test program), then
 #      every CTest test: parity, compile-fail, header, package, example,
-#      CUDA (skipped without a GPU) and benchmark-smoke tests;
+#      CUDA (skipped without a GPU), dist (under mpirun -np 2) and
+#      benchmark-smoke tests;
 #   3. BLIS build (preset `blis`: DIMTENSOR_BLAS=BLIS) of the unit tests of
 #      the matrix products and of the fused attention kernels, run under
 #      CTest: the configure-time BLAS choice, on another BLAS than OpenBLAS;
