@@ -145,22 +145,19 @@ class transport {
   /// throw (threads) or the processes exit with @p code (MPI).
   virtual void abort(int code, std::string_view why) noexcept = 0;
 
-  /// @name Device memory
-  /// A transport that also reduces buffers in a device's memory (NCCL, on
-  /// `dimtensor::cuda`'s tensors) says so; the tensor collectives then hand
-  /// it those buffers instead of copies in host memory.
-  /// @{
-  /// Whether all_reduce_device and broadcast_device take device buffers.
+  /// @brief Whether the transport also reduces buffers in a device's
+  /// memory (NCCL, for the tensors of the cuda backend): the tensor
+  /// collectives then give all_reduce_device and broadcast_device those
+  /// buffers instead of copies in host memory.
   virtual bool takes_device_memory() const noexcept { return false; }
-  /// all_reduce of a buffer in device memory.
+  /// The all_reduce of a buffer in device memory (error: host memory only).
   virtual void all_reduce_device(void* /*data*/, std::size_t /*count*/, scalar_type /*type*/, reduce_op /*op*/) {
     throw error(std::string("dist (") + std::string(name()) + "): this transport reduces host memory only");
   }
-  /// broadcast of a buffer in device memory.
+  /// The broadcast of a buffer in device memory (error: host memory only).
   virtual void broadcast_device(void* /*data*/, std::size_t /*bytes*/, int /*root*/) {
     throw error(std::string("dist (") + std::string(name()) + "): this transport broadcasts host memory only");
   }
-  /// @}
 };
 
 namespace detail {

@@ -96,6 +96,18 @@ auto shard(X const& x, communicator const& comm, split how = split::even) {
                                                                                part.extents(), part.strides());
 }
 
+/// @brief The extent of @p D over the ranks of @p comm: the sum of the
+/// ranks' extents of D in @p x (for a tensor whose D is sharded, the whole
+/// dim's; a tensor does not keep it).  Collective: one all-reduce of one
+/// number.
+template <class D, class X>
+  requires is_tensor_v<X>
+index_t global_extent(X const& x, communicator const& comm) {
+  std::int64_t n = x.template extent<D>();
+  comm.raw().all_reduce(&n, 1, scalar_type::i64, reduce_op::sum);
+  return n;
+}
+
 namespace detail {
 /// `value_error` on every rank when the ranks' batches differ (another
 /// order, batch size or count); collective.  Defined in the runtime.

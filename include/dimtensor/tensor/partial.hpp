@@ -73,44 +73,45 @@ class partial {
 
   /// @name Uses of the value, each a compile error naming D and Axis
   /// @{
-  /// `item()`.
+
+  /// Read as one number (item): a compile error.
   template <class... A>
   auto item(A const&...) const {
     (void)diagnostic::fire<diagnostic::partial_value_used<call::read, D, Axis>>;
     return ill_formed{};
   }
-  /// Element access.
+  /// Read one element: a compile error.
   template <class... A>
   auto operator()(A const&...) const {
     (void)diagnostic::fire<diagnostic::partial_value_used<call::element_access, D, Axis>>;
     return ill_formed{};
   }
-  /// `data()`.
+  /// Read the elements' address (data): a compile error.
   template <class... A>
   auto data(A const&...) const {
     (void)diagnostic::fire<diagnostic::partial_value_used<call::read, D, Axis>>;
     return ill_formed{};
   }
-  /// `extents()`.
+  /// Read the extents: a compile error.
   template <class... A>
   auto extents(A const&...) const {
     (void)diagnostic::fire<diagnostic::partial_value_used<call::read, D, Axis>>;
     return ill_formed{};
   }
-  /// `clone()`, `eval()`, `contiguous()`: a tensor of the part.
+  /// Copied into a tensor (clone): a compile error.
   template <class... A>
   auto clone(A const&...) const {
     (void)diagnostic::fire<diagnostic::partial_value_used<call::tensor, D, Axis>>;
     return ill_formed{};
   }
-  /// Assigned to, or made into, a tensor.
+  /// Assigned to, or made into, a tensor: a compile error.
   template <class U>
     requires is_tensor_v<U>
   operator U() const {  // NOLINT: implicit, to name the mistake where a tensor is made of it
     (void)diagnostic::fire<diagnostic::partial_value_used<call::tensor, D, Axis>>;
     return U{};
   }
-  /// Printed.
+  /// Printed: a compile error.
   template <class C, class Traits>
   friend std::basic_ostream<C, Traits>& operator<<(std::basic_ostream<C, Traits>& os, partial const&) {
     (void)diagnostic::fire<diagnostic::partial_value_used<call::print, D, Axis>>;

@@ -296,6 +296,7 @@ DIMTENSOR_AXIS(Data);
 
 struct typed_result {
   index_t local_rows = 0;
+  index_t global_rows = 0;
   std::vector<double> sum;
   std::vector<double> mean;
   std::vector<double> max;
@@ -321,6 +322,7 @@ inline typed_result run_typed(dist::communicator const& comm) {
   static_assert(std::is_same_v<std::remove_cvref_t<decltype(mine)>,
                                dt::tensor<double, Batch::sharded<Data>, Col>>);
   out.local_rows = mine.extent<Batch>();
+  out.global_rows = dist::global_extent<Batch>(mine, comm);
   out.sum = elements(dist::all_reduce(dt::sum<Batch>(mine), comm));
   out.mean = elements(dist::all_reduce(dt::mean<Batch>(mine), comm));
   out.max = elements(dist::all_reduce(dt::max<Batch>(mine), comm));
@@ -345,6 +347,7 @@ inline typed_result run_typed(dist::communicator const& comm) {
 
 inline void check_typed(typed_result const& got, int rank, int ranks) {
   CHECK(got.local_rows == static_cast<index_t>(dist::rows_of(7, rank, ranks).size()));
+  CHECK(got.global_rows == 7);
   // Column 0 holds 0..6, column 1 holds 10..4.
   CHECK(got.sum == std::vector<double>{21, 49});
   CHECK(got.mean[0] == Approx(3));
