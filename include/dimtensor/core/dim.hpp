@@ -115,6 +115,9 @@ struct spec_traits<fixed<D, N>> {
 };
 template <class S, class Axis>
 struct spec_traits<sharded<S, Axis>> {
+  // Here, not only in sharded itself: a tensor type names sharded<S, Axis>
+  // without ever completing it, and asks its traits.
+  static_assert(AxisTag<Axis>, "dimtensor: D::sharded<Axis> needs a mesh axis declared with DIMTENSOR_AXIS");
   using dim_type = typename spec_traits<S>::dim_type;
   using axis_type = Axis;
   static constexpr index_t extent = dynamic_extent;
