@@ -41,14 +41,10 @@ std::string_view collective_name(std::int64_t c) {
 }
 
 std::int64_t names_hash(std::span<std::string_view const> names) {
-  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
+  std::uint64_t h = fnv1a_offset;
   for (std::string_view n : names) {
-    for (char c : n) {
-      h ^= static_cast<unsigned char>(c);
-      h *= 1099511628211ULL;
-    }
-    h ^= 0xff;  // a separator no name contains
-    h *= 1099511628211ULL;
+    for (char c : n) h = fnv1a_mix(h, static_cast<unsigned char>(c));
+    h = fnv1a_mix(h, 0xff);  // a separator no name contains
   }
   return static_cast<std::int64_t>(h);
 }

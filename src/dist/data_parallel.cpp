@@ -5,7 +5,6 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <deque>
 #include <exception>
 #include <memory>
@@ -31,21 +30,16 @@ std::string describe(optim::parameter_ref const& p) {
   return p.key() + " " + p.shape() + " " + (p.is_double() ? "double" : "float");
 }
 
-std::uint64_t hash_text(std::string const& s, std::uint64_t h = 1469598103934665603ULL) {
-  for (char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ULL;
-  }
-  h ^= 0xff;
-  h *= 1099511628211ULL;
-  return h;
+std::uint64_t hash_text(std::string const& s, std::uint64_t h) {
+  for (char c : s) h = detail::fnv1a_mix(h, static_cast<unsigned char>(c));
+  return detail::fnv1a_mix(h, 0xff);  // a separator no text contains
 }
 
 // Checks that every rank gives the same parameters (keys, element types,
 // extents, order); on every rank the same value_error otherwise, naming
 // the first parameter that differs as rank 0 and the other rank have it.
 void agree_on_parameters(transport& t, optim::parameter_list const& params, std::string const& call) {
-  std::uint64_t whole = 1469598103934665603ULL;
+  std::uint64_t whole = detail::fnv1a_offset;
   std::string listing;
   for (optim::parameter_ref const& p : params) {
     std::string const d = describe(p);
@@ -93,6 +87,28 @@ void agree_on_parameters(transport& t, optim::parameter_list const& params, std:
 }
 
 scalar_type type_of(optim::parameter_ref const& p) { return p.is_double() ? scalar_type::f64 : scalar_type::f32; }
+
+// The gradients of the parameters @p members, one after the other, copied
+// into @p buffer, in host memory (the parameter's backend copies).
+void gather_gradients(std::vector<optim::parameter_ref> const& entries, std::vector<std::size_t> const& members,
+                      unsigned char* buffer) {
+  for (std::size_t k : members) {
+    optim::parameter_ref const& p = entries[k];
+    p.copy_to_host(buffer, p.grad_data());
+    buffer += static_cast<std::size_t>(p.size()) * size_of(type_of(p));
+  }
+}
+
+// The reverse of gather_gradients, each gradient then multiplied by @p factor.
+void scatter_gradients(std::vector<optim::parameter_ref> const& entries, std::vector<std::size_t> const& members,
+                       unsigned char const* buffer, double factor) {
+  for (std::size_t k : members) {
+    optim::parameter_ref const& p = entries[k];
+    p.copy_from_host(p.grad_data(), buffer);
+    if (factor != 1.0) p.scale_grad(factor);
+    buffer += static_cast<std::size_t>(p.size()) * size_of(type_of(p));
+  }
+}
 
 }  // namespace
 
@@ -160,31 +176,10 @@ void all_reduce_gradients(optim::parameter_list const& params, communicator cons
       buffer = std::make_unique_for_overwrite<unsigned char[]>(b.bytes);
       capacity = b.bytes;
     }
-    std::size_t at = 0;
-    for (std::size_t k : b.members) {
-      optim::parameter_ref const& p = entries[k];
-      std::size_t const bytes = static_cast<std::size_t>(p.size()) * size_of(b.type);
-      if (p.host_accessible()) {
-        std::memcpy(buffer.get() + at, p.grad_data(), bytes);
-      } else {
-        p.copy_to_host(buffer.get() + at, p.grad_data());
-      }
-      at += bytes;
-    }
+    gather_gradients(entries, b.members, buffer.get());
     t.all_reduce(buffer.get(), b.bytes / size_of(b.type), b.type, reduce_op::sum);
-    at = 0;
-    for (std::size_t k : b.members) {
-      optim::parameter_ref const& p = entries[k];
-      std::size_t const bytes = static_cast<std::size_t>(p.size()) * size_of(b.type);
-      if (p.host_accessible()) {
-        std::memcpy(p.grad_data(), buffer.get() + at, bytes);
-      } else {
-        p.copy_from_host(p.grad_data(), buffer.get() + at);
-      }
-      if (factor != 1.0) p.scale_grad(factor);
-      p.set_grad_partial(false);
-      at += bytes;
-    }
+    scatter_gradients(entries, b.members, buffer.get(), factor);
+    for (std::size_t k : b.members) entries[k].set_grad_partial(false);
     b.members.clear();
     b.bytes = 0;
   };
@@ -302,22 +297,9 @@ struct data_parallel::impl final : autograd::backward_listener {
   // Copies bucket i's gradients into its buffer and queues it.
   void send(std::size_t i) {
     bucket& b = buckets[i];
-    std::size_t at = 0;
-    for (std::size_t k : b.members) {
-      if (b.in_place) {  // reduced where it is, by the communication thread
-        params.entries()[k].ensure_grad();
-        break;
-      }
-      optim::parameter_ref const& p = params.entries()[k];
-      p.ensure_grad();
-      std::size_t const bytes = static_cast<std::size_t>(p.size()) * size_of(b.type);
-      if (p.host_accessible()) {
-        std::memcpy(b.buffer.data() + at, p.grad_data(), bytes);
-      } else {
-        p.copy_to_host(b.buffer.data() + at, p.grad_data());
-      }
-      at += bytes;
-    }
+    for (std::size_t k : b.members) params.entries()[k].ensure_grad();
+    // A bucket of one gradient in host memory is reduced where it is.
+    if (!b.in_place) gather_gradients(params.entries(), b.members, b.buffer.data());
     b.sent = true;
     std::lock_guard<std::mutex> const lock(mutex);
     queue.push_back(i);
@@ -325,10 +307,9 @@ struct data_parallel::impl final : autograd::backward_listener {
     changed.notify_all();
   }
 
-  // The communication thread: reduces the queued buckets, in order, and
-  // writes the sums back into the gradients.
+  // The communication thread: reduces the queued buckets, in order (the
+  // training thread copies the sums back in wait()).
   void work() {
-    double const factor = options.op == reduce_op::mean ? 1.0 / comm.size() : 1.0;
     for (;;) {
       std::size_t i = 0;
       {
@@ -343,24 +324,8 @@ struct data_parallel::impl final : autograd::backward_listener {
         if (b.in_place) {
           optim::parameter_ref const& p = params.entries()[b.members[0]];
           comm.raw().all_reduce(p.grad_data(), static_cast<std::size_t>(p.size()), b.type, reduce_op::sum);
-          if (factor != 1.0) p.scale_grad(factor);
-          std::lock_guard<std::mutex> const lock(mutex);
-          ++done;
-          changed.notify_all();
-          continue;
-        }
-        comm.raw().all_reduce(b.buffer.data(), b.buffer.size() / size_of(b.type), b.type, reduce_op::sum);
-        std::size_t at = 0;
-        for (std::size_t k : b.members) {
-          optim::parameter_ref const& p = params.entries()[k];
-          std::size_t const bytes = static_cast<std::size_t>(p.size()) * size_of(b.type);
-          if (p.host_accessible()) {
-            std::memcpy(p.grad_data(), b.buffer.data() + at, bytes);
-          } else {
-            p.copy_from_host(p.grad_data(), b.buffer.data() + at);
-          }
-          if (factor != 1.0) p.scale_grad(factor);
-          at += bytes;
+        } else {
+          comm.raw().all_reduce(b.buffer.data(), b.buffer.size() / size_of(b.type), b.type, reduce_op::sum);
         }
       } catch (...) {
         std::lock_guard<std::mutex> const lock(mutex);
@@ -388,6 +353,14 @@ struct data_parallel::impl final : autograd::backward_listener {
     for (bucket& b : buckets) b.sent = false;
     lock.unlock();
     if (f) std::rethrow_exception(f);
+    double const factor = options.op == reduce_op::mean ? 1.0 / comm.size() : 1.0;
+    for (bucket const& b : buckets) {
+      if (!b.in_place) {
+        scatter_gradients(params.entries(), b.members, b.buffer.data(), factor);
+      } else if (factor != 1.0) {
+        params.entries()[b.members[0]].scale_grad(factor);
+      }
+    }
     for (optim::parameter_ref const& p : params) p.set_grad_partial(false);
   }
 };

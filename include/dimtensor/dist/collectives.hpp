@@ -87,8 +87,7 @@ void with_host_elements(Tensor& x, F&& f) {
       return;
     }
   }
-  Tensor c = x.contiguous();
-  if (c.data() == x.data() && !x.is_contiguous()) c = x.clone();
+  Tensor c = x.contiguous();  // a copy when x is strided
   auto host = dimtensor::detail::host_buffer<T>(c.size());
   backend_copy_to_host(B{}, host.get(), static_cast<T const*>(c.data()), c.size());
   f(host.get(), c.size());
@@ -119,6 +118,27 @@ std::pair<index_t, index_t> outer_inner(std::array<index_t, R> const& ext, std::
   return {outer, inner};
 }
 
+/// `value_error` for a mean of integers or bools, or a sum of bools, in @p call.
+template <class T>
+void check_reduction(std::string_view call, reduce_op op, std::string const& shape) {
+  if constexpr (!std::is_floating_point_v<T>) {
+    if (op == reduce_op::mean || (std::is_same_v<T, bool> && op == reduce_op::sum)) {
+      throw value_error(std::string(call) + ": " + std::string(name_of(op)) + " of " +
+                        std::string(name_of(scalar_type_of<T>())) + " elements " + shape +
+                        "; use max or min, or convert the tensor first");
+    }
+  }
+}
+
+/// Divides @p n host elements by the number of ranks (a mean's last step).
+template <class T>
+void divide_by_ranks(T* p, index_t n, int ranks) {
+  if constexpr (std::is_floating_point_v<T>) {
+    T const r = static_cast<T>(ranks);
+    for (index_t i = 0; i < n; ++i) p[i] = p[i] / r;
+  }
+}
+
 /// Refuses a tensor that requires a gradient while recording is on.
 template <class Tensor>
 void check_not_recorded(std::string_view call, Tensor const& x) {
@@ -147,13 +167,7 @@ Tensor& all_reduce(Tensor& x, communicator const& comm, reduce_op op = reduce_op
   using T = typename Tensor::value_type;
   using L = typename Tensor::specs;
   detail::check_not_recorded(call::all_reduce::name, x);
-  if constexpr (!std::is_floating_point_v<T>) {
-    if (op == reduce_op::mean || (std::is_same_v<T, bool> && op == reduce_op::sum)) {
-      throw value_error("all_reduce: " + std::string(name_of(op)) + " of " +
-                        std::string(name_of(scalar_type_of<T>())) + " elements " +
-                        shape_string<L>(x.extents()) + "; use max or min, or convert the tensor first");
-    }
-  }
+  detail::check_reduction<T>(call::all_reduce::name, op, shape_string<L>(x.extents()));
   (void)detail::agree(comm.raw(), {detail::collective::all_reduce, call::all_reduce::name, scalar_type_of<T>(), op,
                                    0, -1, meta::names_of<L>::value, x.extents()});
   if constexpr (!Tensor::backend::host_accessible) {
@@ -172,12 +186,7 @@ Tensor& all_reduce(Tensor& x, communicator const& comm, reduce_op op = reduce_op
   detail::with_host_elements(x, [&](T* p, index_t n) {
     comm.raw().all_reduce(p, static_cast<std::size_t>(n), scalar_type_of<T>(),
                           op == reduce_op::mean ? reduce_op::sum : op);
-    if constexpr (std::is_floating_point_v<T>) {
-      if (op == reduce_op::mean) {
-        T const ranks = static_cast<T>(comm.size());
-        for (index_t i = 0; i < n; ++i) p[i] = p[i] / ranks;
-      }
-    }
+    if (op == reduce_op::mean) detail::divide_by_ranks(p, n, comm.size());
   });
   return x;
 }
@@ -295,12 +304,7 @@ auto reduce_scatter(Tensor const& x, communicator const& comm, reduce_op op = re
     constexpr std::size_t d = meta::index_of_v<D, L>;
     std::string const text = detail::call_along<call::reduce_scatter, D>();
     detail::check_not_recorded(text, x);
-    if constexpr (!std::is_floating_point_v<T>) {
-      if (op == reduce_op::mean || (std::is_same_v<T, bool> && op == reduce_op::sum)) {
-        throw value_error(text + ": " + std::string(name_of(op)) + " of " +
-                          std::string(name_of(scalar_type_of<T>())) + " elements; use max or min");
-      }
-    }
+    detail::check_reduction<T>(text, op, shape_string<L>(x.extents()));
     (void)detail::agree(comm.raw(), {detail::collective::reduce_scatter, text, scalar_type_of<T>(), op, 0, -1,
                                      meta::names_of<L>::value, x.extents()});
     auto [outer, inner] = detail::outer_inner(x.extents(), d);
@@ -326,12 +330,7 @@ auto reduce_scatter(Tensor const& x, communicator const& comm, reduce_op op = re
     auto received = dimtensor::detail::host_buffer<T>(out.size());
     comm.raw().reduce_scatter(send.get(), received.get(), counts, scalar_type_of<T>(),
                               op == reduce_op::mean ? reduce_op::sum : op);
-    if constexpr (std::is_floating_point_v<T>) {
-      if (op == reduce_op::mean) {
-        T const ranks = static_cast<T>(comm.size());
-        for (index_t i = 0; i < out.size(); ++i) received[i] = received[i] / ranks;
-      }
-    }
+    if (op == reduce_op::mean) detail::divide_by_ranks(received.get(), out.size(), comm.size());
     backend_copy_from_host(typename Tensor::backend{}, out.data(), static_cast<T const*>(received.get()), out.size());
     return out;
   }

@@ -185,6 +185,11 @@ struct call_signature {
 /// Collective.  Defined in the runtime (src/dist/agree.cpp).
 std::vector<index_t> agree(transport& t, call_signature const& mine);
 
+/// FNV-1a's start: the hashes the ranks compare (dims, models, orders) begin here.
+inline constexpr std::uint64_t fnv1a_offset = 1469598103934665603ULL;
+/// One FNV-1a step: @p h with @p v mixed in.
+constexpr std::uint64_t fnv1a_mix(std::uint64_t h, std::uint64_t v) noexcept { return (h ^ v) * 1099511628211ULL; }
+
 /// Every rank's @p mine, in rank order.  Collective (an error path's:
 /// every rank calls it once it knows the ranks differ).
 std::vector<std::string> gather_text(transport& t, std::string const& mine);

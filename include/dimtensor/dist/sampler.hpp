@@ -124,11 +124,8 @@ class sharded_batches {
   /// This rank's parts of @p batches; checks (collective) that every rank
   /// drew the same order, `value_error` on every rank otherwise.
   sharded_batches(Batches batches, communicator comm) : batches_(std::move(batches)), comm_(std::move(comm)) {
-    std::uint64_t h = 1469598103934665603ULL;
-    for (auto const i : batches_.order()) {
-      h ^= static_cast<std::uint64_t>(i);
-      h *= 1099511628211ULL;
-    }
+    std::uint64_t h = detail::fnv1a_offset;
+    for (auto const i : batches_.order()) h = detail::fnv1a_mix(h, static_cast<std::uint64_t>(i));
     detail::check_same_batches(comm_.raw(), h, batches_.batch_size(), batches_.size());
   }
 
